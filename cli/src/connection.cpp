@@ -1,0 +1,58 @@
+#include "pglock_cli/connection.hpp"
+
+#include <libpq-fe.h>
+
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "pglock/error.hpp"
+#include "pglock_cli/text.hpp"
+
+namespace pglock::cli {
+
+namespace {
+
+// libpq's own connect_timeout setting, from the DSN or else PGCONNECT_TIMEOUT.
+// The library stops a connection attempt at the smaller of the pool's timeout and this value, so
+// a DSN that asks for longer than the CLI's 10 s (or for no limit) must raise the pool's too.
+std::optional<std::string> libpq_connect_timeout(const std::string& dsn) {
+    if (!dsn.empty()) {
+        char* err = nullptr;
+        std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> opts(PQconninfoParse(dsn.c_str(), &err),
+                                                                           &PQconninfoFree);
+        if (!opts) {
+            std::string msg = err ? err : "out of memory";
+            PQfreemem(err);
+            throw Error(Errc::connection_failed, "invalid --dsn: " + one_line(msg));
+        }
+        for (const PQconninfoOption* o = opts.get(); o->keyword; ++o) {
+            if (std::string_view(o->keyword) == "connect_timeout" && o->val && *o->val) return std::string(o->val);
+        }
+    }
+    if (const char* env = std::getenv("PGCONNECT_TIMEOUT"); env && *env) return std::string(env);
+    return std::nullopt;
+}
+
+}  // namespace
+
+PoolOptions pool_options_for(const std::string& dsn, std::size_t max_size) {
+    PoolOptions options;
+    options.max_size = max_size;
+    options.connect_timeout = std::chrono::seconds(10);
+    if (auto text = libpq_connect_timeout(dsn)) {
+        char* end = nullptr;
+        const long seconds = std::strtol(text->c_str(), &end, 10);
+        if (end == text->c_str() || *end != '\0')
+            throw Error(Errc::connection_failed, "invalid connect_timeout value: \"" + *text + "\"");
+        if (seconds <= 0) {
+            options.connect_timeout = std::chrono::hours(24 * 365);  // libpq: wait indefinitely
+        } else {
+            options.connect_timeout = std::chrono::seconds(seconds < 2 ? 2 : seconds);
+        }
+    }
+    return options;
+}
+
+}  // namespace pglock::cli

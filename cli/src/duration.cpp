@@ -1,0 +1,82 @@
+#include "pglock_cli/duration.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace pglock::cli {
+
+namespace {
+
+// Nanoseconds per unit; longest spellings first so "ms" is not read as "m" + garbage.
+struct Unit {
+    std::string_view name;
+    long double ns;
+};
+constexpr Unit units[] = {
+    {"us", 1e3L}, {"ms", 1e6L}, {"h", 3600e9L}, {"m", 60e9L}, {"s", 1e9L},
+};
+
+}  // namespace
+
+std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
+    if (text == "0") return std::chrono::nanoseconds{0};
+    if (text.empty()) return std::nullopt;
+    long double total = 0;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        // number: digits, optionally "." and more digits; at least one digit somewhere
+        long double value = 0;
+        bool digits = false;
+        while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+            value = value * 10 + (text[i++] - '0');
+            digits = true;
+        }
+        if (i < text.size() && text[i] == '.') {
+            ++i;
+            long double scale = 0.1L;
+            while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+                value += scale * (text[i++] - '0');
+                scale /= 10;
+                digits = true;
+            }
+        }
+        if (!digits) return std::nullopt;
+        const Unit* unit = nullptr;
+        for (const Unit& u : units) {
+            if (text.substr(i, u.name.size()) == u.name) {
+                unit = &u;
+                break;
+            }
+        }
+        if (!unit) return std::nullopt;  // missing or unknown unit
+        i += unit->name.size();
+        total += value * unit->ns;
+        if (total > static_cast<long double>(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
+    }
+    return std::chrono::nanoseconds{static_cast<std::int64_t>(std::llround(total))};
+}
+
+std::string format_duration(std::chrono::nanoseconds d) {
+    using namespace std::chrono;
+    const auto ms = duration_cast<milliseconds>(d).count();
+    if (ms < 1000) return std::to_string(ms) + "ms";
+    if (ms < 60'000) {
+        // seconds with up to three decimals, trailing zeros dropped: "1.5s", "2s"
+        std::string s = std::to_string(ms / 1000);
+        if (auto frac = ms % 1000) {
+            std::string f = std::to_string(frac + 1000).substr(1);
+            while (!f.empty() && f.back() == '0') f.pop_back();
+            s += "." + f;
+        }
+        return s + "s";
+    }
+    const auto total_s = ms / 1000;
+    std::string out;
+    if (auto h = total_s / 3600) out += std::to_string(h) + "h";
+    if (auto m = (total_s % 3600) / 60) out += std::to_string(m) + "m";
+    if (auto s = total_s % 60) out += std::to_string(s) + "s";
+    return out;
+}
+
+}  // namespace pglock::cli

@@ -1,0 +1,71 @@
+#include "metrics_server.hpp"
+
+#include "verbs.hpp"
+
+#if PGLOCK_WITH_PROMETHEUS
+#include <prometheus/exposer.h>
+#include <prometheus/registry.h>
+
+#include "pglock/prometheus.hpp"
+#endif
+
+namespace pglock::cli {
+
+namespace {
+
+// "HOST:PORT" -> host (brackets kept for IPv6) and port; the port must be 0..65535.
+std::pair<std::string, std::string> split_bind(const std::string& bind) {
+    const auto colon = bind.rfind(':');
+    if (colon == std::string::npos || colon + 1 == bind.size())
+        throw UsageError("--metrics wants HOST:PORT (e.g. 127.0.0.1:9187, port 0 for any free port), got \"" +
+                         bind + "\"");
+    const std::string port = bind.substr(colon + 1);
+    if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
+        throw UsageError("--metrics: bad port \"" + port + "\"");
+    return {bind.substr(0, colon), port};
+}
+
+#if PGLOCK_WITH_PROMETHEUS
+class PrometheusServer final : public MetricsServer {
+public:
+    explicit PrometheusServer(const std::string& bind)
+        : host_(split_bind(bind).first),
+          registry_(std::make_shared<prometheus::Registry>()),
+          metrics_(make_prometheus_metrics(registry_)),
+          exposer_(bind, 1) {  // one civetweb worker: a scrape every few seconds at most
+        exposer_.RegisterCollectable(registry_);
+    }
+    std::shared_ptr<Metrics> metrics() const override { return metrics_; }
+    std::string url() const override {
+        const auto ports = exposer_.GetListeningPorts();
+        const std::string host = host_.empty() ? "localhost" : host_;
+        return "http://" + host + ":" + (ports.empty() ? "?" : std::to_string(ports.front())) + "/metrics";
+    }
+
+private:
+    std::string host_;
+    std::shared_ptr<prometheus::Registry> registry_;
+    std::shared_ptr<Metrics> metrics_;
+    prometheus::Exposer exposer_;
+};
+#endif
+
+}  // namespace
+
+std::unique_ptr<MetricsServer> MetricsServer::start(const std::string& bind) {
+    split_bind(bind);  // usage errors before anything listens
+#if PGLOCK_WITH_PROMETHEUS
+    try {
+        return std::make_unique<PrometheusServer>(bind);
+    } catch (const UsageError&) {
+        throw;
+    } catch (const std::exception& e) {
+        // civetweb's exception says little more than "null context when constructing CivetServer"
+        throw std::runtime_error("cannot serve metrics on " + bind + " (address in use or not local?): " + e.what());
+    }
+#else
+    throw UsageError("--metrics: this pglock was built without Prometheus support (PGLOCK_WITH_PROMETHEUS=OFF)");
+#endif
+}
+
+}  // namespace pglock::cli

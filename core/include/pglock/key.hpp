@@ -1,0 +1,41 @@
+// Lock names to advisory keys, and keys to what pg_locks shows.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace pglock {
+
+// The key of a name: the first 8 bytes of SHA-256(name) read big-endian, as a signed int64.
+// Bit-identical to the Go package: int64(binary.BigEndian.Uint64(sha256(name)[:8])).
+// Any byte string is a valid name, NUL bytes and invalid UTF-8 included.
+std::int64_t key_of(std::string_view name) noexcept;
+
+// How pg_locks shows a bigint advisory key: locktype='advisory', classid = high 32 bits,
+// objid = low 32 bits, objsubid = 1. (objsubid = 2 is the two-int4 form; that is not ours.)
+struct LockTag {
+    std::uint32_t classid = 0;
+    std::uint32_t objid = 0;
+    friend bool operator==(const LockTag&, const LockTag&) = default;
+};
+
+constexpr LockTag tag_of(std::int64_t key) noexcept {
+    const auto bits = static_cast<std::uint64_t>(key);
+    return {static_cast<std::uint32_t>(bits >> 32), static_cast<std::uint32_t>(bits & 0xffffffffu)};
+}
+
+constexpr std::int64_t key_of(LockTag tag) noexcept {
+    return static_cast<std::int64_t>((static_cast<std::uint64_t>(tag.classid) << 32) | tag.objid);
+}
+
+// The parameterized query an application should run to find the holders and waiters of a key:
+// $1 = classid, $2 = objid (both as bigint, since oid is unsigned 32-bit).
+// The Go package's documented `WHERE objid = $1` is wrong for bigint keys; this is the right one.
+std::string_view pg_locks_query() noexcept;
+
+// The same query with the key's classid and objid written in, ready for an operator to paste
+// into psql. Only integers are interpolated, never text.
+std::string pg_locks_sql(std::int64_t key);
+
+}  // namespace pglock

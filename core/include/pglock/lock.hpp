@@ -1,0 +1,162 @@
+// Named advisory locks: the C++ twin of the Go package's lock.Lock.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "pglock/context.hpp"
+#include "pglock/error.hpp"
+#include "pglock/key.hpp"
+#include "pglock/observe.hpp"
+#include "pglock/pool.hpp"
+#include "pglock/transaction.hpp"
+
+namespace pglock {
+
+enum class Mode {
+    exclusive,  // pg_advisory_lock family
+    shared,     // pg_advisory_lock_shared family: many shared holders, no exclusive one
+};
+
+struct LockOptions {
+    std::shared_ptr<Logger> logger;    // nullptr: silent
+    std::shared_ptr<Metrics> metrics;  // nullptr: no series
+    Mode mode = Mode::exclusive;
+    // Advisory locks taken on a hot standby are local to it and protect nothing; acquiring there
+    // fails with Errc::on_standby unless this is set.
+    bool allow_standby = false;
+};
+
+namespace detail {
+struct Held;
+struct LockImpl;
+}
+
+// Exclusive access to the session a guard holds its lock on. While a lease is alive the
+// lost-lock watcher leaves the session alone; when the lease ends, a session that died under it
+// turns the guard lost.
+class SessionLease {
+public:
+    SessionLease(SessionLease&&) noexcept;
+    SessionLease& operator=(SessionLease&&) = delete;
+    ~SessionLease();
+    Session& operator*() noexcept { return *session_; }
+    Session* operator->() noexcept { return session_; }
+
+private:
+    friend class Guard;
+    SessionLease(std::shared_ptr<detail::Held> held, Session* session) noexcept;
+    std::shared_ptr<detail::Held> held_;
+    Session* session_;
+};
+
+// Proof of a held session-level lock. Move-only; releasing is idempotent and thread-safe, and
+// the destructor releases. If the unlock fails, the session is closed rather than given back to
+// the pool with the lock still on it.
+class Guard {
+public:
+    Guard(Guard&&) noexcept = default;
+    Guard& operator=(Guard&& other) noexcept;
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+    ~Guard();
+
+    // Unlocks and gives the session back. The first call does the work; any other call, racing
+    // or later, waits for it and returns its result. Errors: Errc::lock_lost when the session
+    // had died, Errc::release_failed when the unlock failed (the session is then closed).
+    std::error_code release() noexcept;
+    bool released() const noexcept;
+
+    // The session died while the lock was held (backend terminated, server restart, network cut):
+    // the lock is gone. Detected by a watcher thread within a moment, with no polling by the
+    // caller.
+    bool lost() const noexcept;
+    // Stop is requested on this token when the lock is lost: pass it to the work done under the
+    // lock so it stops too.
+    std::stop_token lost_token() const noexcept;
+    // Called once, on the watcher thread, when the lock is lost. If it is lost already, the
+    // callback runs at once on the calling thread: do not call on_lost() while holding a mutex
+    // the callback takes. Keep it short; it may call release().
+    void on_lost(std::function<void()> callback);
+
+    // The lock's own session, for work that must run on it (acquire_conn). Throws
+    // Error{lock_lost} when lost, Error{release_failed} when released.
+    SessionLease session();
+
+    const std::string& name() const noexcept;
+    std::int64_t key() const noexcept;
+    Mode mode() const noexcept;
+    int backend_pid() const noexcept;
+    Clock::time_point acquired_at() const noexcept;
+
+    // Made by Lock; detail::Held is the library's own.
+    explicit Guard(std::shared_ptr<detail::Held> held) noexcept : held_(std::move(held)) {}
+
+private:
+    std::shared_ptr<detail::Held> held_;
+};
+
+class Lock {
+public:
+    // Throws Error{empty_name} for "", Error{nil_db} for a null pool, and std::invalid_argument
+    // when options.metrics already has a live Lock of this name.
+    Lock(Pool* pool, std::string name, LockOptions options = {});
+    Lock(Pool& pool, std::string name, LockOptions options = {}) : Lock(&pool, std::move(name), std::move(options)) {}
+    Lock(Lock&&) noexcept;
+    Lock& operator=(Lock&&) noexcept;
+    ~Lock();
+
+    // pg_try_advisory_lock on a pooled session. nullopt when another session holds it (contended
+    // is not an error). Throws Error{acquire_failed} (with SQLSTATE) when the database fails,
+    // Error{on_standby}, Error{canceled} / Error{deadline_exceeded} from the context.
+    std::optional<Guard> try_acquire(const Context& ctx = {});
+
+    // pg_advisory_lock: waits until granted, or until the context's stop or deadline, which
+    // cancel the server-side wait; a grant that raced the cancel is released before returning.
+    Guard acquire(const Context& ctx = {});
+
+    // acquire(); use guard.session() to run the critical section on the lock's own session.
+    Guard acquire_conn(const Context& ctx = {}) { return acquire(ctx); }
+
+    // pg_try_advisory_xact_lock inside the caller's open transaction; released by its commit or
+    // rollback. tx == nullptr or not active -> Error{acquire_failed}.
+    bool try_acquire_xact(Transaction* tx, const Context& ctx = {});
+
+    // Snapshot: try, and release at once when it succeeded. Racy by nature: by the time the
+    // caller reads the answer another session may have taken or dropped the lock. For admin
+    // pages, not for control flow.
+    bool is_held(const Context& ctx = {});
+
+    // The backend PIDs that hold the key now (granted rows in pg_locks), sorted.
+    std::vector<int> holders(const Context& ctx = {});
+
+    // try_acquire, run fn under the lock, release on every path. Returns false (fn not called)
+    // when contended. fn's exceptions propagate after the release.
+    bool run_once(const Context& ctx, const std::function<void(Guard&)>& fn);
+    // acquire (waiting), run fn, release on every path.
+    void run_blocking(const Context& ctx, const std::function<void(Guard&)>& fn);
+
+    const std::string& name() const noexcept;
+    std::int64_t key() const noexcept;
+    LockTag tag() const noexcept { return tag_of(key()); }
+    Mode mode() const noexcept;
+
+private:
+    std::shared_ptr<detail::LockImpl> impl_;
+};
+
+// One-shot helpers like the Go package's lock.RunOnce / lock.RunBlocking.
+bool run_once(Pool& pool, std::string name, const Context& ctx, const std::function<void(Guard&)>& fn,
+              LockOptions options = {});
+void run_blocking(Pool& pool, std::string name, const Context& ctx, const std::function<void(Guard&)>& fn,
+                  LockOptions options = {});
+
+}  // namespace pglock

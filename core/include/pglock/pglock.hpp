@@ -1,0 +1,11 @@
+// Everything of pglock in one include.
+#pragma once
+
+#include "pglock/context.hpp"
+#include "pglock/error.hpp"
+#include "pglock/key.hpp"
+#include "pglock/lock.hpp"
+#include "pglock/observe.hpp"
+#include "pglock/pool.hpp"
+#include "pglock/session.hpp"
+#include "pglock/transaction.hpp"

@@ -1,0 +1,76 @@
+// A thread-safe pool of libpq sessions: the C++ counterpart of the Go package's *sql.DB / pgxpool.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "pglock/context.hpp"
+#include "pglock/session.hpp"
+
+namespace pglock {
+
+struct PoolOptions {
+    std::size_t max_size = 10;                          // sessions open at once, idle and lent
+    // Per connection attempt; connect_timeout in the conninfo (or PGCONNECT_TIMEOUT) overrides it,
+    // and there 0 means no limit.
+    std::chrono::milliseconds connect_timeout{10000};
+};
+
+class Pool;
+
+// A session lent by a pool. Going out of scope gives it back when it is healthy and outside a
+// transaction; a broken one (or one discard()ed) is closed, never lent again.
+class PooledSession {
+public:
+    PooledSession() = default;
+    PooledSession(PooledSession&&) noexcept = default;
+    PooledSession& operator=(PooledSession&& other) noexcept;
+    PooledSession(const PooledSession&) = delete;
+    PooledSession& operator=(const PooledSession&) = delete;
+    ~PooledSession();
+
+    Session& operator*() noexcept { return *session_; }
+    Session* operator->() noexcept { return &*session_; }
+    const Session* operator->() const noexcept { return &*session_; }
+    explicit operator bool() const noexcept { return session_.has_value(); }
+
+    // Close the session instead of giving it back (it may hold state the next user must not see).
+    void discard() noexcept;
+    // Give it back now (or close it if it is not reusable).
+    void reset() noexcept;
+
+private:
+    friend class Pool;
+    struct Shared;
+    PooledSession(std::shared_ptr<Shared> pool, Session session) noexcept;
+
+    std::shared_ptr<Shared> pool_;
+    std::optional<Session> session_;
+};
+
+class Pool {
+public:
+    // conninfo: "host=... dbname=..." or "postgresql://..."; empty means libpq's defaults and the
+    // PG* environment. No connection is made until the first acquire().
+    explicit Pool(std::string conninfo, PoolOptions options = {});
+    Pool(Pool&&) noexcept = default;
+    Pool& operator=(Pool&&) noexcept = default;
+    ~Pool();
+
+    // A healthy session: an idle one (checked alive without a round trip), or a new connection
+    // while fewer than max_size are open, or the next one given back. Honours the context.
+    PooledSession acquire(const Context& ctx = {});
+
+    const std::string& conninfo() const noexcept;
+    const PoolOptions& options() const noexcept;
+    std::size_t open_count() const;   // sessions open now, idle and lent
+    std::size_t idle_count() const;
+
+private:
+    std::shared_ptr<PooledSession::Shared> shared_;
+};
+
+}  // namespace pglock

@@ -1,0 +1,134 @@
+// One libpq connection with exactly one owner. Move-only; the destructor closes it.
+// Every wait inside (connect, query) can be interrupted by the Context's stop_token or deadline:
+// a stop request cancels the running statement on the server with libpq's cancel request, so
+// nothing is left running there when the call returns.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pglock/context.hpp"
+
+struct pg_conn;
+struct pg_result;
+struct pg_cancel;
+
+namespace pglock {
+
+namespace detail {
+struct SessionOps;
+}
+
+// A text-format statement parameter; default-constructed or from nullptr it is SQL NULL.
+class Param {
+public:
+    Param() = default;
+    Param(std::nullptr_t) {}
+    Param(std::string_view text) : text_(std::string(text)) {}
+    Param(const char* text) : text_(std::string(text)) {}
+    Param(const std::string& text) : text_(text) {}
+    Param(std::int64_t value) : text_(std::to_string(value)) {}
+    Param(int value) : text_(std::to_string(value)) {}
+    Param(std::uint32_t value) : text_(std::to_string(value)) {}
+
+    const char* c_str() const noexcept { return text_ ? text_->c_str() : nullptr; }
+
+private:
+    std::optional<std::string> text_;
+};
+
+// A statement's result; owns the PGresult.
+class Result {
+public:
+    Result() = default;
+    explicit Result(pg_result* res) noexcept : res_(res) {}
+
+    int rows() const noexcept;
+    int columns() const noexcept;
+    bool is_null(int row, int column) const noexcept;
+    std::string_view get(int row, int column) const noexcept;  // "" when NULL
+    std::int64_t get_int64(int row, int column) const;         // throws Error{query_failed} if not an integer
+    bool get_bool(int row, int column) const noexcept;         // PostgreSQL's "t"
+    int column_index(const char* name) const noexcept;         // -1 when absent
+
+    pg_result* native_handle() const noexcept { return res_.get(); }
+
+private:
+    struct Free {
+        void operator()(pg_result* res) const noexcept;
+    };
+    std::unique_ptr<pg_result, Free> res_;
+};
+
+class Session {
+public:
+    // Connects with a conninfo string or a postgresql:// URI; libpq's defaults and PG* environment
+    // variables fill what it leaves out. Throws Error{connection_failed} with libpq's message,
+    // Error{canceled} / Error{deadline_exceeded} when the context ends the attempt.
+    static Session connect(const std::string& conninfo, const Context& ctx = {});
+
+    Session(Session&&) noexcept;
+    Session& operator=(Session&&) noexcept;
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    ~Session();
+
+    // Runs one statement with text parameters ($1, $2, ...). Throws Error{query_failed} with the
+    // SQLSTATE on a server error, Error{connection_failed} when the connection breaks, and
+    // Error{canceled} / Error{deadline_exceeded} after cancelling the statement on the server.
+    Result exec(std::string_view sql, std::span<const Param> params = {}, const Context& ctx = {});
+    Result exec(std::string_view sql, std::initializer_list<Param> params, const Context& ctx = {}) {
+        return exec(sql, std::span<const Param>(params.begin(), params.size()), ctx);
+    }
+
+    // The server process serving this session (pg_backend_pid()), known since connect.
+    int backend_pid() const noexcept { return backend_pid_; }
+    // The connection is up (libpq's CONNECTION_OK).
+    bool ok() const noexcept;
+    // Up, outside any transaction, and with no cancel request still in flight: the only state in
+    // which a pool may lend it again.
+    bool reusable() const noexcept;
+    // The server is a hot standby (from the in_hot_standby parameter on PostgreSQL 14+, or one
+    // pg_is_in_recovery() query per session on older servers).
+    bool in_recovery();
+    // Without blocking: reads what the server sent unasked (a termination notice, a notification)
+    // and reports whether the session is still alive. Used by the pool and the lost-lock watcher.
+    bool check_alive() noexcept;
+    // The socket libpq uses, for readiness polling; -1 when closed.
+    int socket() const noexcept;
+
+    pg_conn* native_handle() const noexcept { return conn_.get(); }
+
+private:
+    friend struct detail::SessionOps;
+    Session() = default;
+
+    struct CloseConn {
+        void operator()(pg_conn* conn) const noexcept;
+    };
+    struct FreeCancel {
+        void operator()(pg_cancel* cancel) const noexcept;
+    };
+
+    std::unique_ptr<pg_conn, CloseConn> conn_;
+    std::unique_ptr<pg_cancel, FreeCancel> cancel_;
+    int backend_pid_ = 0;
+    int wake_fd_ = -1;                     // eventfd a stop request writes to, made on first need
+    // Set by the notice receiver when the server sends FATAL while the session is idle (a
+    // terminated backend): libpq keeps the status OK until it reads EOF, which may come later.
+    // On the heap so libpq's pointer to it survives moves.
+    std::unique_ptr<bool> fatal_ = std::make_unique<bool>(false);
+    std::optional<bool> in_recovery_;      // cached for servers without in_hot_standby
+    // A cancel request was sent and no statement has completed since. The server may act on a
+    // cancel late, against the next statement: such a session is not lent to anyone else.
+    bool cancel_pending_ = false;
+    std::vector<std::string> prepared_;    // statement names prepared on this session
+};
+
+}  // namespace pglock

@@ -1,0 +1,32 @@
+// An explicit transaction on a pooled session, for transaction-level advisory locks.
+#pragma once
+
+#include "pglock/context.hpp"
+#include "pglock/pool.hpp"
+
+namespace pglock {
+
+class Transaction {
+public:
+    // Takes a session from the pool and runs BEGIN on it.
+    explicit Transaction(Pool& pool, const Context& ctx = {});
+    // Runs BEGIN on a session the caller already has.
+    explicit Transaction(PooledSession session, const Context& ctx = {});
+    Transaction(Transaction&&) noexcept = default;
+    Transaction& operator=(Transaction&&) noexcept = delete;
+    // Rolls back when neither commit() nor rollback() ran.
+    ~Transaction();
+
+    Session& session() { return *session_; }
+    bool active() const noexcept { return active_; }
+
+    void commit(const Context& ctx = {});
+    void rollback(const Context& ctx = {});
+
+private:
+    void finish(const char* sql, const Context& ctx);
+    PooledSession session_;
+    bool active_ = false;
+};
+
+}  // namespace pglock

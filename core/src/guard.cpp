@@ -1,0 +1,234 @@
+#include <chrono>
+#include <utility>
+
+#include "held.hpp"
+#include "pglock/error.hpp"
+#include "pglock/lock.hpp"
+#include "session_ops.hpp"
+#include "watcher.hpp"
+
+namespace pglock {
+namespace detail {
+namespace {
+constexpr auto kUnlockTimeout = std::chrono::seconds(30);
+}
+
+Held::Held(std::shared_ptr<const LockImpl> lock_impl, PooledSession held_session)
+    : lock(std::move(lock_impl)), backend_pid(held_session->backend_pid()), session(std::move(held_session)) {}
+
+void Held::start_watching() {
+    std::unique_lock guard(mutex, std::try_to_lock);
+    if (!guard.owns_lock()) {
+        // Leased or being released: the lease's end starts the watch; a release needs none.
+        // Never block the watcher thread on a guard's mutex.
+        wants_watch = true;
+        return;
+    }
+    watch_locked();
+}
+
+void Held::watch_locked() {
+    if (released || watching || lost) return;
+    watched_fd = session->socket();
+    watch_id = Watcher::instance().watch(watched_fd, shared_from_this());
+    watching = watch_id != 0;
+}
+
+void Held::stop_watching_locked() noexcept {
+    if (!watching) return;
+    // A socket libpq already closed has left the epoll set by itself, and its number may belong
+    // to another session by now: only a socket that is still this session's is removed.
+    const bool still_open = session && session->socket() == watched_fd;
+    Watcher::instance().unwatch(watch_id, watched_fd, still_open);
+    watching = false;
+}
+
+void Held::rearm_locked() noexcept {
+    if (watching && session && session->socket() == watched_fd) Watcher::instance().rearm(watch_id, watched_fd);
+}
+
+void Held::on_readable(std::uint64_t id) {
+    std::unique_lock guard(mutex, std::try_to_lock);
+    if (!guard.owns_lock()) {
+        // In use by a lease or a release; whoever holds the mutex looks when done.
+        check_pending = true;
+        return;
+    }
+    if (released || !watching || watch_id != id) return;
+    if (session->check_alive()) {
+        rearm_locked();
+        return;
+    }
+    stop_watching_locked();
+    guard.unlock();
+    declare_lost();
+}
+
+bool Held::after_lease() noexcept {
+    const bool pending = check_pending.exchange(false);
+    const bool alive = session && session->ok() && (!pending || session->check_alive());
+    if (alive) {
+        if (watching) rearm_locked();
+        else if (wants_watch.exchange(false)) watch_locked();
+        return true;
+    }
+    stop_watching_locked();
+    return false;
+}
+
+void Held::declare_lost() noexcept {
+    if (lost.exchange(true)) return;
+    lost_source.request_stop();
+    if (lock->logs(LogLevel::warn)) {
+        lock->log(LogLevel::warn, "lock: lost", {{"pid", std::to_string(backend_pid)}});
+    }
+    std::function<void()> callback;
+    {
+        std::lock_guard guard(callback_mutex);
+        lost_declared = true;
+        callback = std::move(lost_callback);
+    }
+    if (callback) {
+        try {
+            callback();
+        } catch (...) {
+            // A throwing callback must not take the watcher thread down.
+        }
+    }
+}
+
+void Held::add_lost_callback(std::function<void()> callback) {
+    {
+        std::lock_guard guard(callback_mutex);
+        if (!lost_declared) {
+            lost_callback = std::move(callback);
+            return;
+        }
+    }
+    callback();
+}
+
+std::error_code Held::release() noexcept {
+    std::unique_lock guard(mutex);
+    if (released) return release_result;
+    released = true;
+    stop_watching_locked();
+
+    const double held_seconds = std::chrono::duration<double>(Clock::now() - acquired_at).count();
+    std::error_code result;
+    std::string failure;
+    bool session_died = false;
+    if (lost || !session->ok()) {
+        result = make_error_code(Errc::lock_lost);
+        failure = "the session holding the lock had died";
+        session_died = true;
+        session.discard();
+    } else {
+        try {
+            const Statements& st = statements(lock->options.mode);
+            const Param key(lock->key);
+            const Context bounded{{}, Clock::now() + kUnlockTimeout};
+            SessionOps::prepare(*session, st.unlock_name, st.unlock_sql, 1, nullptr, bounded);
+            Result res = SessionOps::finish(*session, SessionOps::run_prepared(*session, st.unlock_name, {&key, 1}, bounded));
+            if (res.get_bool(0, 0)) {
+                session.reset();  // back to the pool, lock-free
+            } else {
+                result = make_error_code(Errc::release_failed);
+                failure = "pg_advisory_unlock returned false: the session did not hold the lock";
+                session.discard();
+            }
+        } catch (const std::exception& e) {
+            // The lock may still be on this session: closing it is the only way to be sure it goes.
+            result = make_error_code(Errc::release_failed);
+            failure = e.what();
+            session_died = !session->ok();
+            session.discard();
+        }
+    }
+    release_result = result;
+    guard.unlock();
+
+    if (session_died) declare_lost();
+    lock->observe_hold(held_seconds);
+    if (!result) {
+        if (lock->logs(LogLevel::debug)) {
+            lock->log(LogLevel::debug, "lock: released",
+                      {{"held_ms", std::to_string(static_cast<long long>(held_seconds * 1000.0))}});
+        }
+    } else if (lock->logs(LogLevel::warn)) {
+        lock->log(LogLevel::warn, "lock: release failed", {{"err", failure}});
+    }
+    return result;
+}
+
+}  // namespace detail
+
+// ---- SessionLease ----------------------------------------------------------------------------
+
+SessionLease::SessionLease(std::shared_ptr<detail::Held> held, Session* session) noexcept
+    : held_(std::move(held)), session_(session) {}
+
+SessionLease::SessionLease(SessionLease&& other) noexcept
+    : held_(std::move(other.held_)), session_(std::exchange(other.session_, nullptr)) {}
+
+SessionLease::~SessionLease() {
+    if (!held_) return;
+    const bool alive = held_->after_lease();
+    held_->mutex.unlock();
+    if (!alive) held_->declare_lost();
+}
+
+// ---- Guard -----------------------------------------------------------------------------------
+
+Guard& Guard::operator=(Guard&& other) noexcept {
+    if (this != &other) {
+        if (held_) held_->release();
+        held_ = std::move(other.held_);
+    }
+    return *this;
+}
+
+Guard::~Guard() {
+    if (held_) held_->release();
+}
+
+std::error_code Guard::release() noexcept {
+    if (!held_) return make_error_code(Errc::release_failed);
+    return held_->release();
+}
+
+bool Guard::released() const noexcept {
+    if (!held_) return true;
+    std::lock_guard guard(held_->mutex);
+    return held_->released;
+}
+
+bool Guard::lost() const noexcept { return held_ && held_->lost.load(); }
+
+std::stop_token Guard::lost_token() const noexcept { return held_ ? held_->lost_source.get_token() : std::stop_token{}; }
+
+void Guard::on_lost(std::function<void()> callback) {
+    if (held_ && callback) held_->add_lost_callback(std::move(callback));
+}
+
+SessionLease Guard::session() {
+    if (!held_) throw Error(Errc::release_failed, "the guard is empty (moved from)");
+    held_->mutex.lock();
+    if (held_->released) {
+        held_->mutex.unlock();
+        throw Error(Errc::release_failed, "the lock was released; its session is gone");
+    }
+    if (held_->lost || !held_->session->ok()) {
+        held_->mutex.unlock();
+        throw Error(Errc::lock_lost, "the session holding the lock died");
+    }
+    return SessionLease(held_, &*held_->session);
+}
+
+const std::string& Guard::name() const noexcept { return held_->lock->name; }
+std::int64_t Guard::key() const noexcept { return held_->lock->key; }
+Mode Guard::mode() const noexcept { return held_->lock->options.mode; }
+int Guard::backend_pid() const noexcept { return held_->backend_pid; }
+Clock::time_point Guard::acquired_at() const noexcept { return held_->acquired_at; }
+
+}  // namespace pglock

@@ -1,0 +1,251 @@
+#include "pglock/lock.hpp"
+
+#include <algorithm>
+
+#include "held.hpp"
+#include "lock_impl.hpp"
+#include "session_ops.hpp"
+#include "watcher.hpp"
+
+namespace pglock {
+namespace detail {
+
+const Statements& statements(Mode mode) noexcept {
+    static const Statements exclusive{
+        "pglock_try",    "SELECT pg_try_advisory_lock($1::bigint)",
+        "pglock_lock",   "SELECT pg_advisory_lock($1::bigint)",
+        "pglock_unlock", "SELECT pg_advisory_unlock($1::bigint)",
+        "pglock_xact",   "SELECT pg_try_advisory_xact_lock($1::bigint)",
+    };
+    static const Statements shared{
+        "pglock_try_shared",    "SELECT pg_try_advisory_lock_shared($1::bigint)",
+        "pglock_lock_shared",   "SELECT pg_advisory_lock_shared($1::bigint)",
+        "pglock_unlock_shared", "SELECT pg_advisory_unlock_shared($1::bigint)",
+        "pglock_xact_shared",   "SELECT pg_try_advisory_xact_lock_shared($1::bigint)",
+    };
+    return mode == Mode::shared ? shared : exclusive;
+}
+
+void LockImpl::log(LogLevel level, std::string_view message, std::initializer_list<LogAttr> extra) const noexcept {
+    try {
+        std::vector<LogAttr> attrs;
+        attrs.reserve(1 + extra.size());
+        attrs.push_back({"name", name});
+        attrs.insert(attrs.end(), extra.begin(), extra.end());
+        options.logger->log(level, message, attrs);
+    } catch (...) {
+        // Logging must never turn a lock operation into a failure.
+    }
+}
+
+void LockImpl::count(Outcome outcome) const noexcept {
+    if (!metrics) return;
+    try {
+        metrics->count_acquire(outcome);
+    } catch (...) {
+    }
+}
+
+void LockImpl::observe_hold(double seconds) const noexcept {
+    if (!metrics) return;
+    try {
+        metrics->observe_hold(seconds);
+    } catch (...) {
+    }
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::Interrupt;
+using Impl = detail::LockImpl;
+
+Error interrupted(Interrupt why) {
+    return why == Interrupt::stop
+               ? Error(Errc::canceled, "canceled while taking the lock; the server-side wait was cancelled")
+               : Error(Errc::deadline_exceeded,
+                       "deadline exceeded while taking the lock; the server-side wait was cancelled");
+}
+
+// Records a failure the way the Go package does (outcome error, warn "lock: acquire failed"),
+// or a cancellation (outcome error, debug "lock: acquire canceled"), and rethrows it typed.
+[[noreturn]] void fail(const detail::LockImpl& impl, const Error& e) {
+    impl.count(Outcome::error);
+    const bool interruption = e.code() == Errc::canceled || e.code() == Errc::deadline_exceeded;
+    if (interruption) {
+        if (impl.logs(LogLevel::debug)) impl.log(LogLevel::debug, "lock: acquire canceled", {{"err", e.what()}});
+        throw e;
+    }
+    if (impl.logs(LogLevel::warn)) impl.log(LogLevel::warn, "lock: acquire failed", {{"err", e.what()}});
+    if (e.code() == Errc::on_standby || e.code() == Errc::acquire_failed) throw e;
+    throw Error(Errc::acquire_failed, e.what(), e.sqlstate());  // keeps the cause: "connection_failed: ..."
+}
+
+void refuse_standby(const detail::LockImpl& impl, Session& session) {
+    if (!impl.options.allow_standby && session.in_recovery()) {
+        throw Error(Errc::on_standby,
+                    "the server is a standby in recovery: advisory locks taken there are local to it and protect nothing");
+    }
+}
+
+enum class Scope { session, transaction };
+
+// After a cancelled lock statement nobody can tell from its result alone whether the lock was
+// granted: the grant can win the race against the cancel, and the cancel can even land after the
+// grant and turn the statement into an error while the session keeps the lock. So unlock
+// unconditionally (false just means it was not held). The first statement after a cancel may
+// itself be hit by that late cancel (57014); one retry then gets the true answer. A session
+// whose state stays unknown is closed, which drops its locks.
+void undo_possible_grant(const detail::LockImpl& impl, Session& session) noexcept {
+    const auto& st = detail::statements(impl.options.mode);
+    const Param key(impl.key);
+    for (int attempt = 0; attempt < 2 && session.ok(); ++attempt) {
+        try {
+            const Context bounded{{}, Clock::now() + std::chrono::seconds(30)};
+            detail::SessionOps::prepare(session, st.unlock_name, st.unlock_sql, 1, nullptr, bounded);
+            detail::SessionOps::finish(session, detail::SessionOps::run_prepared(session, st.unlock_name, {&key, 1}, bounded));
+            return;  // unlocked, or was not held: either way the session holds no lock of ours
+        } catch (const Error& e) {
+            if (e.sqlstate() != "57014") break;  // anything but the late cancel: give up on the session
+        } catch (...) {
+            break;
+        }
+    }
+    detail::SessionOps::close(session);
+}
+
+// Runs a lock statement. On an interrupted wait, a session-level grant that won the race against
+// the cancel is undone before the interruption is reported, so nothing stays granted behind the
+// caller's back. (A transaction-level one goes with the transaction the caller must end.)
+bool run_lock_statement(const detail::LockImpl& impl, Session& session, const char* name, const char* sql,
+                        bool returns_bool, Scope scope, const Context& ctx) {
+    const Param key(impl.key);
+    detail::SessionOps::prepare(session, name, sql, 1, nullptr, ctx);
+    detail::Attempt attempt = detail::SessionOps::run_prepared(session, name, {&key, 1}, ctx);
+    if (attempt.interrupt != Interrupt::none) {
+        if (scope == Scope::session) undo_possible_grant(impl, session);
+        throw interrupted(attempt.interrupt);
+    }
+    Result res = detail::SessionOps::finish(session, std::move(attempt));
+    return !returns_bool || res.get_bool(0, 0);
+}
+
+std::optional<Guard> take(const std::shared_ptr<Impl>& impl, bool wait, const Context& ctx);
+
+}  // namespace
+
+Lock::Lock(Pool* pool, std::string name, LockOptions options) {
+    if (!pool) throw Error(Errc::nil_db, "a Lock needs a pool");
+    if (name.empty()) throw Error(Errc::empty_name, "a Lock needs a non-empty name (empty names would all collide)");
+    impl_ = std::make_shared<detail::LockImpl>();
+    impl_->pool = pool;
+    impl_->key = key_of(name);
+    impl_->name = std::move(name);
+    impl_->options = std::move(options);
+    if (impl_->options.metrics) impl_->metrics = impl_->options.metrics->register_lock(impl_->name);
+}
+
+Lock::Lock(Lock&&) noexcept = default;
+Lock& Lock::operator=(Lock&&) noexcept = default;
+Lock::~Lock() = default;
+
+const std::string& Lock::name() const noexcept { return impl_->name; }
+std::int64_t Lock::key() const noexcept { return impl_->key; }
+Mode Lock::mode() const noexcept { return impl_->options.mode; }
+
+namespace {
+
+std::optional<Guard> take(const std::shared_ptr<Impl>& impl, bool wait, const Context& ctx) {
+    PooledSession session;
+    bool granted = false;
+    try {
+        session = impl->pool->acquire(ctx);
+        refuse_standby(*impl, *session);
+        const auto& st = detail::statements(impl->options.mode);
+        granted = wait ? run_lock_statement(*impl, *session, st.lock_name, st.lock_sql, false, Scope::session, ctx)
+                       : run_lock_statement(*impl, *session, st.try_name, st.try_sql, true, Scope::session, ctx);
+    } catch (const Error& e) {
+        fail(*impl, e);
+    } catch (const std::exception& e) {
+        fail(*impl, Error(Errc::acquire_failed, e.what()));
+    }
+    if (!granted) {
+        impl->count(Outcome::contended);
+        if (impl->logs(LogLevel::debug)) impl->log(LogLevel::debug, "lock: contended");
+        return std::nullopt;
+    }
+    auto held = std::make_shared<detail::Held>(impl, std::move(session));
+    detail::Watcher::instance().watch_later(held);
+    impl->count(Outcome::acquired);
+    if (impl->logs(LogLevel::debug)) impl->log(LogLevel::debug, "lock: acquired");
+    return Guard(std::move(held));
+}
+
+}  // namespace
+
+std::optional<Guard> Lock::try_acquire(const Context& ctx) { return take(impl_, false, ctx); }
+
+Guard Lock::acquire(const Context& ctx) { return std::move(*take(impl_, true, ctx)); }
+
+bool Lock::try_acquire_xact(Transaction* tx, const Context& ctx) {
+    bool granted = false;
+    try {
+        if (!tx || !tx->active()) throw Error(Errc::acquire_failed, "try_acquire_xact needs an open transaction");
+        refuse_standby(*impl_, tx->session());
+        const auto& st = detail::statements(impl_->options.mode);
+        granted = run_lock_statement(*impl_, tx->session(), st.xact_name, st.xact_sql, true, Scope::transaction, ctx);
+    } catch (const Error& e) {
+        fail(*impl_, e);
+    } catch (const std::exception& e) {
+        fail(*impl_, Error(Errc::acquire_failed, e.what()));
+    }
+    impl_->count(granted ? Outcome::acquired : Outcome::contended);
+    if (impl_->logs(LogLevel::debug)) impl_->log(LogLevel::debug, granted ? "lock: acquired" : "lock: contended");
+    return granted;
+}
+
+bool Lock::is_held(const Context& ctx) {
+    std::optional<Guard> guard = try_acquire(ctx);
+    if (!guard) return true;
+    guard->release();
+    return false;
+}
+
+std::vector<int> Lock::holders(const Context& ctx) {
+    PooledSession session = impl_->pool->acquire(ctx);
+    const LockTag tag = tag_of(impl_->key);
+    Result res = session->exec(
+        "SELECT l.pid FROM pg_locks l "
+        "WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.classid = $1 AND l.objid = $2 AND l.granted "
+        "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY l.pid",
+        {Param(tag.classid), Param(tag.objid)}, ctx);
+    std::vector<int> pids;
+    pids.reserve(static_cast<std::size_t>(res.rows()));
+    for (int row = 0; row < res.rows(); ++row) pids.push_back(static_cast<int>(res.get_int64(row, 0)));
+    return pids;
+}
+
+bool Lock::run_once(const Context& ctx, const std::function<void(Guard&)>& fn) {
+    std::optional<Guard> guard = try_acquire(ctx);
+    if (!guard) return false;
+    fn(*guard);  // the guard's destructor releases on every path, exceptions included
+    return true;
+}
+
+void Lock::run_blocking(const Context& ctx, const std::function<void(Guard&)>& fn) {
+    Guard guard = acquire(ctx);
+    fn(guard);
+}
+
+bool run_once(Pool& pool, std::string name, const Context& ctx, const std::function<void(Guard&)>& fn,
+              LockOptions options) {
+    return Lock(pool, std::move(name), std::move(options)).run_once(ctx, fn);
+}
+
+void run_blocking(Pool& pool, std::string name, const Context& ctx, const std::function<void(Guard&)>& fn,
+                  LockOptions options) {
+    Lock(pool, std::move(name), std::move(options)).run_blocking(ctx, fn);
+}
+
+}  // namespace pglock

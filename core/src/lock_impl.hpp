@@ -1,0 +1,41 @@
+// What a Lock is made of, shared with the guards it hands out (they may outlive it).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+
+#include "pglock/lock.hpp"
+
+namespace pglock::detail {
+
+struct LockImpl {
+    Pool* pool = nullptr;
+    std::string name;
+    std::int64_t key = 0;
+    LockOptions options;
+    std::unique_ptr<LockMetrics> metrics;
+
+    bool logs(LogLevel level) const noexcept { return options.logger && options.logger->enabled(level); }
+    // Logs `message` with attr name first, then `extra`. Callers check logs() first, so a lock
+    // without a logger never builds the strings.
+    void log(LogLevel level, std::string_view message, std::initializer_list<LogAttr> extra = {}) const noexcept;
+    void count(Outcome outcome) const noexcept;
+    void observe_hold(double seconds) const noexcept;
+};
+
+// Prepared statement names and texts of the lock statements, per mode.
+struct Statements {
+    const char* try_name;
+    const char* try_sql;
+    const char* lock_name;
+    const char* lock_sql;
+    const char* unlock_name;
+    const char* unlock_sql;
+    const char* xact_name;
+    const char* xact_sql;
+};
+const Statements& statements(Mode mode) noexcept;
+
+}  // namespace pglock::detail

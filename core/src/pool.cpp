@@ -1,0 +1,136 @@
+#include "pglock/pool.hpp"
+
+#include <condition_variable>
+#include <mutex>
+#include <vector>
+
+#include "pglock/error.hpp"
+#include "session_ops.hpp"
+
+namespace pglock {
+
+// What a pool and the sessions it lent share: the pool may go away before the last session comes
+// back, so the sessions keep this alive.
+struct PooledSession::Shared {
+    std::string conninfo;
+    PoolOptions options;
+    std::mutex mutex;
+    std::condition_variable_any freed;
+    std::vector<Session> idle;  // most recently returned last (warm caches, live sockets)
+    std::size_t open = 0;       // idle + lent
+
+    void give_back(Session session) noexcept {
+        {
+            std::lock_guard lock(mutex);
+            if (session.reusable()) {
+                try {
+                    idle.push_back(std::move(session));
+                } catch (...) {
+                    --open;  // out of memory: drop it
+                }
+            } else {
+                --open;
+            }
+        }
+        freed.notify_one();
+        // A session that was not reusable is closed here, outside the mutex.
+    }
+
+    void forget_one() noexcept {
+        {
+            std::lock_guard lock(mutex);
+            --open;
+        }
+        freed.notify_one();
+    }
+};
+
+PooledSession::PooledSession(std::shared_ptr<Shared> pool, Session session) noexcept
+    : pool_(std::move(pool)), session_(std::move(session)) {}
+
+PooledSession& PooledSession::operator=(PooledSession&& other) noexcept {
+    if (this != &other) {
+        reset();
+        pool_ = std::move(other.pool_);
+        session_ = std::move(other.session_);
+        other.session_.reset();
+    }
+    return *this;
+}
+
+PooledSession::~PooledSession() { reset(); }
+
+void PooledSession::reset() noexcept {
+    if (!session_) return;
+    Session session = std::move(*session_);
+    session_.reset();
+    if (pool_) pool_->give_back(std::move(session));
+}
+
+void PooledSession::discard() noexcept {
+    if (!session_) return;
+    session_.reset();  // closes the connection
+    if (pool_) pool_->forget_one();
+}
+
+Pool::Pool(std::string conninfo, PoolOptions options) : shared_(std::make_shared<PooledSession::Shared>()) {
+    if (options.max_size == 0) options.max_size = 1;
+    shared_->conninfo = std::move(conninfo);
+    shared_->options = options;
+}
+
+Pool::~Pool() = default;
+
+PooledSession Pool::acquire(const Context& ctx) {
+    auto& s = *shared_;
+    for (;;) {
+        std::unique_lock lock(s.mutex);
+        auto available = [&] { return !s.idle.empty() || s.open < s.options.max_size; };
+        if (!available()) {
+            bool got;
+            if (ctx.deadline) {
+                got = s.freed.wait_until(lock, ctx.stop, *ctx.deadline, available);
+            } else {
+                got = s.freed.wait(lock, ctx.stop, available);
+            }
+            if (!got) {
+                if (ctx.stop.stop_requested()) throw Error(Errc::canceled, "canceled while waiting for a pooled session");
+                throw Error(Errc::deadline_exceeded, "deadline exceeded while waiting for a pooled session");
+            }
+        }
+        if (!s.idle.empty()) {
+            Session session = std::move(s.idle.back());
+            s.idle.pop_back();
+            lock.unlock();
+            // An idle session whose backend was terminated or whose server restarted has EOF
+            // waiting on its socket: seeing it costs a poll, not a round trip.
+            if (session.check_alive()) return PooledSession(shared_, std::move(session));
+            s.forget_one();
+            continue;
+        }
+        ++s.open;
+        lock.unlock();
+        try {
+            Session session = detail::SessionOps::connect(s.conninfo, ctx, s.options.connect_timeout);
+            return PooledSession(shared_, std::move(session));
+        } catch (...) {
+            s.forget_one();
+            throw;
+        }
+    }
+}
+
+const std::string& Pool::conninfo() const noexcept { return shared_->conninfo; }
+const PoolOptions& Pool::options() const noexcept { return shared_->options; }
+
+std::size_t Pool::open_count() const {
+    std::lock_guard lock(shared_->mutex);
+    return shared_->open;
+}
+
+std::size_t Pool::idle_count() const {
+    std::lock_guard lock(shared_->mutex);
+    return shared_->idle.size();
+}
+
+}  // namespace pglock

@@ -1,0 +1,109 @@
+#include <prometheus/counter.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+
+#include "pglock/prometheus.hpp"
+
+namespace pglock {
+namespace {
+
+class PrometheusMetrics;
+
+class PrometheusLockMetrics final : public LockMetrics {
+public:
+    PrometheusLockMetrics(std::shared_ptr<PrometheusMetrics> owner, std::string name, prometheus::Counter& acquired,
+                          prometheus::Counter& contended, prometheus::Counter& error, prometheus::Histogram& hold)
+        : owner_(std::move(owner)), name_(std::move(name)), acquired_(acquired), contended_(contended), error_(error),
+          hold_(hold) {}
+    ~PrometheusLockMetrics() override;
+
+    void count_acquire(Outcome outcome) override {
+        switch (outcome) {
+            case Outcome::acquired: acquired_.Increment(); break;
+            case Outcome::contended: contended_.Increment(); break;
+            case Outcome::error: error_.Increment(); break;
+        }
+    }
+    void observe_hold(double seconds) override { hold_.Observe(seconds); }
+
+private:
+    std::shared_ptr<PrometheusMetrics> owner_;
+    std::string name_;
+    prometheus::Counter& acquired_;
+    prometheus::Counter& contended_;
+    prometheus::Counter& error_;
+    prometheus::Histogram& hold_;
+};
+
+class PrometheusMetrics final : public Metrics, public std::enable_shared_from_this<PrometheusMetrics> {
+public:
+    explicit PrometheusMetrics(std::shared_ptr<prometheus::Registry> registry)
+        : registry_(std::move(registry)),
+          acquires_(prometheus::BuildCounter()
+                        .Name("lock_acquires_total")
+                        .Help("Advisory lock acquisition attempts by outcome (acquired, contended, error).")
+                        .Register(*registry_)),
+          holds_(prometheus::BuildHistogram()
+                     .Name("lock_hold_duration_seconds")
+                     .Help("How long advisory locks were held, from acquisition to release.")
+                     .Register(*registry_)) {}
+
+    std::unique_ptr<LockMetrics> register_lock(std::string_view name) override {
+        std::string key(name);
+        {
+            std::lock_guard lock(mutex_);
+            if (!names_.insert(key).second) {
+                throw std::invalid_argument("lock metrics for name '" + key +
+                                            "' are already registered on this registry: wire each name to one Lock");
+            }
+        }
+        // The series stay in the registry after the Lock is gone: counters must not reset under
+        // a scraper; a later Lock of the same name continues them.
+        auto& acquired = acquires_.Add({{"name", key}, {"outcome", "acquired"}});
+        auto& contended = acquires_.Add({{"name", key}, {"outcome", "contended"}});
+        auto& error = acquires_.Add({{"name", key}, {"outcome", "error"}});
+        auto& hold = holds_.Add({{"name", key}},
+                                prometheus::Histogram::BucketBoundaries(std::begin(hold_buckets), std::end(hold_buckets)));
+        return std::make_unique<PrometheusLockMetrics>(shared_from_this(), std::move(key), acquired, contended, error,
+                                                       hold);
+    }
+
+    void forget(const std::string& name) {
+        std::lock_guard lock(mutex_);
+        names_.erase(name);
+    }
+
+private:
+    std::shared_ptr<prometheus::Registry> registry_;
+    prometheus::Family<prometheus::Counter>& acquires_;
+    prometheus::Family<prometheus::Histogram>& holds_;
+    std::mutex mutex_;
+    std::set<std::string> names_;
+};
+
+PrometheusLockMetrics::~PrometheusLockMetrics() { owner_->forget(name_); }
+
+}  // namespace
+
+std::shared_ptr<Metrics> make_prometheus_metrics(std::shared_ptr<prometheus::Registry> registry) {
+    if (!registry) throw std::invalid_argument("make_prometheus_metrics needs a registry");
+    // One adapter per registry, so that "a name registered twice on one registry" is caught even
+    // when the caller asks for the adapter twice.
+    static std::mutex mutex;
+    static std::map<const prometheus::Registry*, std::weak_ptr<PrometheusMetrics>> adapters;
+    std::lock_guard lock(mutex);
+    std::erase_if(adapters, [](const auto& entry) { return entry.second.expired(); });
+    auto& slot = adapters[registry.get()];
+    if (auto existing = slot.lock()) return existing;
+    auto adapter = std::make_shared<PrometheusMetrics>(std::move(registry));
+    slot = adapter;
+    return adapter;
+}
+
+}  // namespace pglock

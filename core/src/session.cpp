@@ -1,0 +1,421 @@
+#include "pglock/session.hpp"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <optional>
+#include <stop_token>
+#include <utility>
+
+#include "pglock/error.hpp"
+#include "session_ops.hpp"
+
+namespace pglock {
+
+// ---- Result ----------------------------------------------------------------------------------
+
+void Result::Free::operator()(pg_result* res) const noexcept { PQclear(res); }
+
+int Result::rows() const noexcept { return res_ ? PQntuples(res_.get()) : 0; }
+int Result::columns() const noexcept { return res_ ? PQnfields(res_.get()) : 0; }
+bool Result::is_null(int row, int column) const noexcept {
+    return !res_ || PQgetisnull(res_.get(), row, column) != 0;
+}
+std::string_view Result::get(int row, int column) const noexcept {
+    if (is_null(row, column)) return {};
+    return {PQgetvalue(res_.get(), row, column), static_cast<std::size_t>(PQgetlength(res_.get(), row, column))};
+}
+std::int64_t Result::get_int64(int row, int column) const {
+    const std::string_view text = get(row, column);
+    std::int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) {
+        throw Error(Errc::query_failed, "not an integer: '" + std::string(text) + "'");
+    }
+    return value;
+}
+bool Result::get_bool(int row, int column) const noexcept { return get(row, column) == "t"; }
+int Result::column_index(const char* name) const noexcept { return res_ ? PQfnumber(res_.get(), name) : -1; }
+
+// ---- Session ---------------------------------------------------------------------------------
+
+void Session::CloseConn::operator()(pg_conn* conn) const noexcept { PQfinish(conn); }
+void Session::FreeCancel::operator()(pg_cancel* cancel) const noexcept { PQfreeCancel(cancel); }
+
+Session::Session(Session&& other) noexcept
+    : conn_(std::move(other.conn_)),
+      cancel_(std::move(other.cancel_)),
+      backend_pid_(std::exchange(other.backend_pid_, 0)),
+      wake_fd_(std::exchange(other.wake_fd_, -1)),
+      fatal_(std::move(other.fatal_)),
+      in_recovery_(std::exchange(other.in_recovery_, std::nullopt)),
+      cancel_pending_(std::exchange(other.cancel_pending_, false)),
+      prepared_(std::move(other.prepared_)) {}
+
+Session& Session::operator=(Session&& other) noexcept {
+    if (this != &other) {
+        if (wake_fd_ >= 0) ::close(wake_fd_);
+        conn_ = std::move(other.conn_);
+        cancel_ = std::move(other.cancel_);
+        backend_pid_ = std::exchange(other.backend_pid_, 0);
+        wake_fd_ = std::exchange(other.wake_fd_, -1);
+        fatal_ = std::move(other.fatal_);
+        in_recovery_ = std::exchange(other.in_recovery_, std::nullopt);
+        cancel_pending_ = std::exchange(other.cancel_pending_, false);
+        prepared_ = std::move(other.prepared_);
+    }
+    return *this;
+}
+
+Session::~Session() {
+    if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+bool Session::ok() const noexcept {
+    return conn_ && PQstatus(conn_.get()) == CONNECTION_OK && !(fatal_ && *fatal_);
+}
+
+bool Session::reusable() const noexcept {
+    return ok() && !cancel_pending_ && PQtransactionStatus(conn_.get()) == PQTRANS_IDLE;
+}
+
+int Session::socket() const noexcept { return conn_ ? PQsocket(conn_.get()) : -1; }
+
+bool Session::check_alive() noexcept {
+    if (!ok()) return false;
+    // Something may have arrived unasked: a termination notice and then EOF, or a harmless
+    // notification. libpq treats an error that arrives while idle as a notice and only sees
+    // the connection end when a later read hits EOF, so read for as long as there is more.
+    for (int round = 0; round < 8; ++round) {
+        pollfd pfd{PQsocket(conn_.get()), POLLIN, 0};
+        int rc;
+        do {
+            rc = ::poll(&pfd, 1, 0);
+        } while (rc < 0 && errno == EINTR);
+        if (rc <= 0) break;
+        if (PQconsumeInput(conn_.get()) == 0) return false;
+        while (PGnotify* note = PQnotifies(conn_.get())) PQfreemem(note);
+        if (!ok()) return false;
+    }
+    return ok();
+}
+
+bool Session::in_recovery() {
+    if (const char* hot = conn_ ? PQparameterStatus(conn_.get(), "in_hot_standby") : nullptr) {
+        return std::strcmp(hot, "on") == 0;
+    }
+    if (!in_recovery_) in_recovery_ = exec("SELECT pg_is_in_recovery()").get_bool(0, 0);
+    return *in_recovery_;
+}
+
+Result Session::exec(std::string_view sql, std::span<const Param> params, const Context& ctx) {
+    const std::string text(sql);
+    std::vector<const char*> values;
+    values.reserve(params.size());
+    for (const Param& p : params) values.push_back(p.c_str());
+    auto attempt = detail::SessionOps::run(
+        *this,
+        [&](PGconn* conn) {
+            return PQsendQueryParams(conn, text.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
+                                     nullptr, nullptr, 0);
+        },
+        ctx);
+    return detail::SessionOps::finish(*this, std::move(attempt));
+}
+
+Session Session::connect(const std::string& conninfo, const Context& ctx) {
+    return detail::SessionOps::connect(conninfo, ctx, std::chrono::milliseconds(0));
+}
+
+// ---- SessionOps ------------------------------------------------------------------------------
+
+namespace detail {
+namespace {
+
+constexpr auto kCancelWait = std::chrono::seconds(10);  // how long a cancelled statement may take to end
+
+enum class Wake { ready, stop, deadline, timeout };
+
+int ms_until(Clock::time_point when) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(when - Clock::now()).count();
+    return static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
+}
+
+// Waits for the socket, the stop wake-up or a time limit. `deadline` is the caller's, `limit` an
+// internal bound reported as timeout.
+Wake wait_socket(int sock, short events, int wake_fd, const Context& ctx, std::optional<Clock::time_point> deadline,
+                 std::optional<Clock::time_point> limit) {
+    for (;;) {
+        if (wake_fd >= 0 && ctx.stop.stop_requested()) return Wake::stop;
+        int timeout = -1;
+        if (deadline) timeout = ms_until(*deadline);
+        if (limit) timeout = timeout < 0 ? ms_until(*limit) : std::min(timeout, ms_until(*limit));
+        pollfd fds[2] = {{sock, events, 0}, {wake_fd, POLLIN, 0}};
+        const int rc = ::poll(fds, wake_fd >= 0 ? 2 : 1, timeout);
+        if (rc < 0) {
+            if (errno == EINTR) continue;
+            return Wake::ready;  // let libpq find out what is wrong with the socket
+        }
+        if (fds[0].revents != 0) return Wake::ready;
+        if (wake_fd >= 0 && fds[1].revents != 0) return Wake::stop;
+        if (rc == 0) {
+            if (deadline && Clock::now() >= *deadline) return Wake::deadline;
+            if (limit && Clock::now() >= *limit) return Wake::timeout;
+        }
+    }
+}
+
+std::string libpq_message(PGconn* conn) {
+    std::string msg = conn ? PQerrorMessage(conn) : "out of memory";
+    while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+    if (msg.empty()) msg = "connection lost";
+    return msg;
+}
+
+// Notices are not printed (unlocking a lock not held warns; callers get false instead), but a
+// FATAL one means the server is ending this session.
+void on_notice(void* fatal_flag, const PGresult* res) {
+    const char* severity = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+    if (severity && (std::strcmp(severity, "FATAL") == 0 || std::strcmp(severity, "PANIC") == 0)) {
+        *static_cast<bool*>(fatal_flag) = true;
+    }
+}
+
+}  // namespace
+
+std::string sqlstate_of(const PGresult* res) {
+    const char* state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+    return state ? state : "";
+}
+
+void SessionOps::close(Session& session) noexcept {
+    session.conn_.reset();
+    session.cancel_.reset();
+}
+
+Attempt SessionOps::run(Session& session, const std::function<int(PGconn*)>& send, const Context& ctx) {
+    if (ctx.stop.stop_requested()) throw Error(Errc::canceled, "canceled before the statement was sent");
+    if (ctx.deadline && Clock::now() >= *ctx.deadline) {
+        throw Error(Errc::deadline_exceeded, "deadline passed before the statement was sent");
+    }
+    PGconn* conn = session.conn_.get();
+    if (!conn || PQstatus(conn) != CONNECTION_OK) throw Error(Errc::connection_failed, "session is not connected");
+
+    // A stop request wakes the poll below through an eventfd; made once per session, only for
+    // callers that can stop at all.
+    std::optional<std::stop_callback<std::function<void()>>> on_stop;
+    int wake_fd = -1;
+    if (ctx.stop.stop_possible()) {
+        if (session.wake_fd_ < 0) session.wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        wake_fd = session.wake_fd_;
+        if (wake_fd >= 0) {
+            on_stop.emplace(ctx.stop, std::function<void()>([wake_fd] {
+                const std::uint64_t one = 1;
+                [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
+            }));
+        }
+    }
+    struct DrainWake {
+        int fd;
+        ~DrainWake() {
+            std::uint64_t count;
+            if (fd >= 0) [[maybe_unused]] auto n = ::read(fd, &count, sizeof count);
+        }
+    } drain{wake_fd};
+
+    if (send(conn) == 0) {
+        const std::string msg = libpq_message(conn);
+        throw Error(Errc::connection_failed, msg);
+    }
+
+    Attempt attempt;
+    bool cancel_sent = false;
+    std::optional<Clock::time_point> cancel_limit;
+    auto interrupt = [&](Interrupt why) {
+        attempt.interrupt = why;
+        cancel_sent = true;
+        session.cancel_pending_ = true;
+        cancel_limit = Clock::now() + kCancelWait;
+        char err[256];
+        if (!session.cancel_ || PQcancel(session.cancel_.get(), err, sizeof err) == 0) {
+            // Without a cancel the statement could go on (a lock wait could still be granted):
+            // closing the connection makes the server end the backend and drop its locks.
+            close(session);
+        }
+    };
+
+    // Flush what libpq could not send yet (nonblocking mode), reading meanwhile so the server
+    // never stalls on a full socket of ours.
+    for (;;) {
+        if (!session.conn_) return attempt;
+        const int flushed = PQflush(conn);
+        if (flushed == 0) break;
+        if (flushed < 0) throw Error(Errc::connection_failed, libpq_message(conn));
+        const Wake w = wait_socket(PQsocket(conn), POLLIN | POLLOUT, cancel_sent ? -1 : wake_fd, ctx,
+                                   cancel_sent ? std::nullopt : ctx.deadline, cancel_limit);
+        if (w == Wake::stop && !cancel_sent) interrupt(Interrupt::stop);
+        else if (w == Wake::deadline && !cancel_sent) interrupt(Interrupt::deadline);
+        else if (w == Wake::timeout) {
+            close(session);
+            return attempt;
+        } else if (w == Wake::ready && PQconsumeInput(conn) == 0) {
+            break;  // reported below from the connection's status
+        }
+    }
+
+    // Parse what is buffered first and read the socket only after poll() says it is readable:
+    // an eager read right after sending would be a wasted syscall on every statement.
+    for (;;) {
+        if (!session.conn_) return attempt;
+        bool done = false;
+        while (!PQisBusy(conn)) {
+            PGresult* res = PQgetResult(conn);
+            if (!res) {
+                done = true;
+                break;
+            }
+            attempt.result = Result(res);
+        }
+        if (done) break;
+        const Wake w = wait_socket(PQsocket(conn), POLLIN, cancel_sent ? -1 : wake_fd, ctx,
+                                   cancel_sent ? std::nullopt : ctx.deadline, cancel_limit);
+        if (w == Wake::stop && !cancel_sent) {
+            interrupt(Interrupt::stop);
+        } else if (w == Wake::deadline && !cancel_sent) {
+            interrupt(Interrupt::deadline);
+        } else if (w == Wake::timeout) {
+            close(session);
+            return attempt;
+        } else if (w == Wake::ready && PQconsumeInput(conn) == 0) {
+            if (attempt.interrupt != Interrupt::none) {
+                close(session);
+                return attempt;
+            }
+            const std::string msg = libpq_message(conn);
+            throw Error(Errc::connection_failed, msg, sqlstate_of(attempt.result.native_handle()));
+        }
+    }
+    // A statement that completed after an earlier cancel request has absorbed it: the server
+    // raised the signal before that request's PQcancel() returned, so it was handled by the time
+    // this statement was read (ignored while idle, or cancelling this very statement).
+    if (attempt.interrupt == Interrupt::none) session.cancel_pending_ = false;
+    return attempt;
+}
+
+Result SessionOps::finish(Session& session, Attempt attempt) {
+    if (attempt.interrupt == Interrupt::stop) {
+        throw Error(Errc::canceled, "canceled; the statement was cancelled on the server");
+    }
+    if (attempt.interrupt == Interrupt::deadline) {
+        throw Error(Errc::deadline_exceeded, "deadline exceeded; the statement was cancelled on the server");
+    }
+    const PGresult* res = attempt.result.native_handle();
+    if (!res) {
+        throw Error(Errc::connection_failed, libpq_message(session.conn_.get()));
+    }
+    const ExecStatusType status = PQresultStatus(res);
+    if (status == PGRES_FATAL_ERROR || status == PGRES_BAD_RESPONSE || status == PGRES_NONFATAL_ERROR) {
+        std::string msg = PQresultErrorMessage(res);
+        while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+        const Errc code = session.ok() ? Errc::query_failed : Errc::connection_failed;
+        throw Error(code, msg, sqlstate_of(res));
+    }
+    return std::move(attempt.result);
+}
+
+void SessionOps::prepare(Session& session, const char* name, const char* sql, int nparams, const Oid* types,
+                         const Context& ctx) {
+    if (std::find(session.prepared_.begin(), session.prepared_.end(), name) != session.prepared_.end()) return;
+    auto attempt = run(session, [&](PGconn* conn) { return PQsendPrepare(conn, name, sql, nparams, types); }, ctx);
+    finish(session, std::move(attempt));
+    session.prepared_.emplace_back(name);
+}
+
+Attempt SessionOps::run_prepared(Session& session, const char* name, std::span<const Param> params,
+                                 const Context& ctx) {
+    const char* values[8];
+    const int n = static_cast<int>(std::min<std::size_t>(params.size(), 8));
+    for (int i = 0; i < n; ++i) values[i] = params[static_cast<std::size_t>(i)].c_str();
+    return run(
+        session, [&](PGconn* conn) { return PQsendQueryPrepared(conn, name, n, values, nullptr, nullptr, 0); }, ctx);
+}
+
+Session SessionOps::connect(const std::string& conninfo, const Context& ctx,
+                            std::chrono::milliseconds attempt_timeout) {
+    if (ctx.stop.stop_requested()) throw Error(Errc::canceled, "canceled before connecting");
+    Session session;
+    session.conn_.reset(PQconnectStart(conninfo.c_str()));
+    PGconn* conn = session.conn_.get();
+    if (!conn) throw Error(Errc::connection_failed, "out of memory");
+    if (PQstatus(conn) == CONNECTION_BAD) throw Error(Errc::connection_failed, libpq_message(conn));
+
+    // libpq applies connect_timeout only in its blocking connect; honour it here too. A value in
+    // the conninfo (or PGCONNECT_TIMEOUT) wins over the pool's default; 0 there means no limit;
+    // like libpq, less than 2 s counts as 2 s.
+    std::optional<Clock::time_point> limit;
+    if (attempt_timeout.count() > 0) limit = Clock::now() + attempt_timeout;
+    if (PQconninfoOption* opts = PQconninfo(conn)) {
+        for (PQconninfoOption* o = opts; o->keyword; ++o) {
+            if (std::strcmp(o->keyword, "connect_timeout") == 0 && o->val && *o->val) {
+                const int seconds = std::atoi(o->val);
+                if (seconds <= 0) limit.reset();
+                else limit = Clock::now() + std::chrono::seconds(std::max(2, seconds));
+            }
+        }
+        PQconninfoFree(opts);
+    }
+    const auto started = Clock::now();
+
+    std::optional<std::stop_callback<std::function<void()>>> on_stop;
+    int wake_fd = -1;
+    if (ctx.stop.stop_possible()) {
+        session.wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        wake_fd = session.wake_fd_;
+        if (wake_fd >= 0) {
+            on_stop.emplace(ctx.stop, std::function<void()>([wake_fd] {
+                const std::uint64_t one = 1;
+                [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
+            }));
+        }
+    }
+
+    PostgresPollingStatusType state = PGRES_POLLING_WRITING;
+    while (state != PGRES_POLLING_OK) {
+        if (state == PGRES_POLLING_FAILED) throw Error(Errc::connection_failed, libpq_message(conn));
+        const short events = state == PGRES_POLLING_READING ? POLLIN : POLLOUT;
+        switch (wait_socket(PQsocket(conn), events, wake_fd, ctx, ctx.deadline, limit)) {
+            case Wake::stop: throw Error(Errc::canceled, "canceled while connecting");
+            case Wake::deadline: throw Error(Errc::deadline_exceeded, "deadline exceeded while connecting");
+            case Wake::timeout: {
+                const char* host = PQhost(conn);
+                const char* port = PQport(conn);
+                throw Error(Errc::connection_failed,
+                            std::string("timeout expired after ") +
+                                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()) +
+                                " ms while connecting to " + (host && *host ? host : "the default host") +
+                                (port && *port ? std::string(" port ") + port : std::string()));
+            }
+            case Wake::ready: break;
+        }
+        state = PQconnectPoll(conn);
+    }
+    on_stop.reset();
+    if (wake_fd >= 0) {
+        std::uint64_t count;
+        [[maybe_unused]] auto n = ::read(wake_fd, &count, sizeof count);
+    }
+
+    PQsetNoticeReceiver(conn, on_notice, session.fatal_.get());
+    if (PQsetnonblocking(conn, 1) != 0) throw Error(Errc::connection_failed, libpq_message(conn));
+    session.cancel_.reset(PQgetCancel(conn));
+    session.backend_pid_ = PQbackendPID(conn);
+    return session;
+}
+
+}  // namespace detail
+}  // namespace pglock

@@ -1,0 +1,49 @@
+// What the library does with a Session beyond its public API: interruptible statements whose
+// interruption the caller must interpret (a lock grant can race a cancel), prepared statements.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <functional>
+
+#include "pglock/context.hpp"
+#include "pglock/session.hpp"
+
+namespace pglock::detail {
+
+enum class Interrupt { none, stop, deadline };
+
+struct Attempt {
+    Result result;               // the statement's result; empty when the connection broke
+    Interrupt interrupt = Interrupt::none;  // why the wait was cut short (a cancel was sent)
+};
+
+struct SessionOps {
+    // Sends with `send`, then waits for the result. A stop request or the deadline sends a cancel
+    // request and waits (bounded) for the statement's outcome, which may still be a success.
+    // Throws Error{canceled|deadline_exceeded} only when the context had ended before sending,
+    // Error{connection_failed} when sending fails or the connection breaks with no interruption.
+    static Attempt run(Session& session, const std::function<int(PGconn*)>& send, const Context& ctx);
+
+    // Turns an Attempt into a Result, throwing what the public exec() documents.
+    static Result finish(Session& session, Attempt attempt);
+
+    // Prepares `sql` as `name` on the session once; later calls are free.
+    static void prepare(Session& session, const char* name, const char* sql, int nparams, const Oid* types,
+                        const Context& ctx);
+
+    static Attempt run_prepared(Session& session, const char* name, std::span<const Param> params,
+                                const Context& ctx);
+
+    // Connects; `attempt_timeout` bounds this attempt on its own (reported as connection_failed,
+    // not as the caller's deadline).
+    static Session connect(const std::string& conninfo, const Context& ctx, std::chrono::milliseconds attempt_timeout);
+
+    // Closes the connection at once (the server ends whatever the backend was doing).
+    static void close(Session& session) noexcept;
+};
+
+// The SQLSTATE of a result, or "" when it has none.
+std::string sqlstate_of(const PGresult* res);
+
+}  // namespace pglock::detail

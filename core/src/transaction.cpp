@@ -1,0 +1,38 @@
+#include "pglock/transaction.hpp"
+
+#include "pglock/error.hpp"
+
+namespace pglock {
+
+Transaction::Transaction(Pool& pool, const Context& ctx) : Transaction(pool.acquire(ctx), ctx) {}
+
+Transaction::Transaction(PooledSession session, const Context& ctx) : session_(std::move(session)) {
+    if (!session_) throw Error(Errc::connection_failed, "a transaction needs a session");
+    session_->exec("BEGIN", {}, ctx);
+    active_ = true;
+}
+
+Transaction::~Transaction() {
+    if (!active_ || !session_) return;
+    try {
+        rollback();
+    } catch (...) {
+        session_.discard();  // a session we could not roll back must not be reused
+    }
+}
+
+void Transaction::commit(const Context& ctx) { finish("COMMIT", ctx); }
+void Transaction::rollback(const Context& ctx) { finish("ROLLBACK", ctx); }
+
+void Transaction::finish(const char* sql, const Context& ctx) {
+    if (!active_) throw Error(Errc::query_failed, "the transaction has already ended");
+    active_ = false;
+    try {
+        session_->exec(sql, {}, ctx);
+    } catch (...) {
+        session_.discard();
+        throw;
+    }
+}
+
+}  // namespace pglock

@@ -1,0 +1,125 @@
+// `pglock key`: names to keys without a server, in each output format.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+#include "cli_test_support.hpp"
+
+using namespace clitest;
+
+namespace {
+
+// The known vector, shared with the Go package: SHA-256("orders.daily-rollup")[:8] big-endian.
+constexpr const char* vector_name = "orders.daily-rollup";
+constexpr std::int64_t vector_key = -7132652647757890940;
+// How pg_locks shows it, computed here from the key (not by the code under test).
+const quint32 vector_classid = quint32(quint64(vector_key) >> 32);
+const quint32 vector_objid = quint32(quint64(vector_key) & 0xffffffffu);
+
+QByteArray tsv_line(const char* name) {
+    return QByteArray(name) + '\t' + QByteArray::number(qint64(vector_key)) + '\t' +
+           QByteArray::number(vector_classid) + '\t' + QByteArray::number(vector_objid) + '\n';
+}
+
+}  // namespace
+
+class TestCliKey : public QObject {
+    Q_OBJECT
+private slots:
+    void tsv_known_vector() {
+        const auto r = run({"key", vector_name});
+        QCOMPARE(r.code, 0);
+        QCOMPARE(r.out, tsv_line(vector_name));
+        QCOMPARE(r.err, QByteArray());
+    }
+
+    void json_known_vector() {
+        const auto r = run({"key", "--json", vector_name, "a\"quote"});
+        QCOMPARE(r.code, 0);
+        QJsonParseError perr;
+        const auto doc = QJsonDocument::fromJson(r.out, &perr);
+        QVERIFY2(perr.error == QJsonParseError::NoError, qPrintable(perr.errorString() + ": " + r.out));
+        QVERIFY(doc.isArray());
+        QCOMPARE(doc.array().size(), 2);
+        const auto o = doc.array().at(0).toObject();
+        QCOMPARE(o.value("name").toString(), QString(vector_name));
+        QCOMPARE(o.value("key").toInteger(), qint64(vector_key));
+        QCOMPARE(o.value("classid").toInteger(), qint64(vector_classid));
+        QCOMPARE(o.value("objid").toInteger(), qint64(vector_objid));
+        QVERIFY(!o.contains("name_hex"));  // only for names that are not UTF-8
+        // All 19 digits are written, whatever a consumer's number type can hold.
+        QVERIFY(r.out.contains("\"key\":-7132652647757890940"));
+        QCOMPARE(doc.array().at(1).toObject().value("name").toString(), QString("a\"quote"));
+    }
+
+    void json_names_that_are_not_text() {
+        // Any bytes are a valid name: a control character and invalid UTF-8 (only stdin can carry it).
+        const QByteArray raw("\xff\x01ok");
+        const auto r = run({"key", "--json", "-"}, raw + "\n");
+        QCOMPARE(r.code, 0);
+        QJsonParseError perr;
+        const auto doc = QJsonDocument::fromJson(r.out, &perr);
+        QVERIFY2(perr.error == QJsonParseError::NoError, qPrintable(perr.errorString() + ": " + r.out));
+        const auto o = doc.array().at(0).toObject();
+        QCOMPARE(o.value("name").toString(), QString::fromUtf8("\xef\xbf\xbd\x01ok"));  // U+FFFD for the bad byte
+        QCOMPARE(o.value("name_hex").toString(), QString("ff016f6b"));                  // the exact bytes
+        QCOMPARE(o.value("key").toInteger(), qint64(pglock::key_of(raw.toStdString())));
+    }
+
+    void sql_known_vector() {
+        const auto r = run({"key", "--sql", vector_name});
+        QCOMPARE(r.code, 0);
+        const QString sql = QString::fromUtf8(r.out);
+        QVERIFY2(sql.contains("pg_locks"), qPrintable(sql));
+        QVERIFY2(sql.contains("objsubid = 1"), qPrintable(sql));
+        QVERIFY2(sql.contains(QString("classid = %1").arg(vector_classid)), qPrintable(sql));
+        QVERIFY2(sql.contains(QString("objid = %1").arg(vector_objid)), qPrintable(sql));
+    }
+
+    void names_from_stdin() {
+        const auto r = run({"key", "first", "-", "last"}, QByteArray("a b\n") + vector_name + "\n");
+        QCOMPARE(r.code, 0);
+        const auto lines = r.out.split('\n');
+        QCOMPARE(lines.size(), 5);  // four lines and the empty rest after the last newline
+        QVERIFY(lines[0].startsWith("first\t"));
+        QVERIFY(lines[1].startsWith("a b\t"));
+        QCOMPARE(lines[2] + '\n', tsv_line(vector_name));
+        QVERIFY(lines[3].startsWith("last\t"));
+    }
+
+    void tsv_escapes_tabs_in_names() {
+        const auto r = run({"key", "-"}, "a\tb\n");
+        QCOMPARE(r.code, 0);
+        QCOMPARE(r.out.count('\t'), 3);  // still four fields
+        QVERIFY(r.out.startsWith("a\\tb\t"));
+    }
+
+    void empty_name_is_an_error() {
+        const auto r = run({"key", vector_name, ""});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(clean_one_line_error(r.err), r.err.constData());
+        QVERIFY2(r.err.contains("lock_empty_name"), r.err.constData());
+        QCOMPARE(r.out, QByteArray());  // nothing half-printed
+    }
+
+    void usage_errors_exit_2() {
+        for (const QStringList& args : {QStringList{"key", "--bogus", "x"}, QStringList{"key"},
+                                        QStringList{"key", "--json", "--sql", "x"}, QStringList{},
+                                        QStringList{"frobnicate"}}) {
+            const auto r = run(args);
+            QVERIFY2(r.code == 2, qPrintable(args.join(' ') + " -> " + QString::number(r.code)));
+            QVERIFY2(r.err.startsWith("pglock: usage:"), r.err.constData());
+        }
+        QVERIFY(run({"key", "--bogus", "x"}).err.contains("--bogus"));
+    }
+
+    void help_exits_0() {
+        const auto r = run({"--help"});
+        QCOMPARE(r.code, 0);
+        for (const char* verb : {"key", "try", "hold", "bench"}) QVERIFY2(r.out.contains(verb), verb);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliKey)
+#include "test_cli_key.moc"

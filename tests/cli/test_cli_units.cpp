@@ -1,0 +1,103 @@
+// The CLI's own helpers: duration parsing, name escaping for JSON and TSV, one-line errors and
+// the DSN's connect_timeout. No server.
+#include <QtTest>
+
+#include <cstdlib>
+
+#include "pglock/error.hpp"
+#include "pglock_cli/connection.hpp"
+#include "pglock_cli/duration.hpp"
+#include "pglock_cli/text.hpp"
+
+using namespace std::chrono_literals;
+using namespace pglock::cli;
+
+// QtTest prints QByteArray and integers on failure, not std::string or optionals.
+static QByteArray S(const std::string& s) { return QByteArray::fromStdString(s); }
+static QByteArray B(const char* s) { return QByteArray(s); }
+static qint64 timeout_s(const char* dsn) {
+    return std::chrono::duration_cast<std::chrono::seconds>(pool_options_for(dsn, 2).connect_timeout).count();
+}
+static qint64 D(const char* text) {
+    const auto d = parse_duration(text);
+    return d ? qint64(d->count()) : -1;
+}
+
+class TestCliUnits : public QObject {
+    Q_OBJECT
+private slots:
+    void durations_parse() {
+        QCOMPARE(D("500ms"), qint64(std::chrono::nanoseconds(500ms).count()));
+        QCOMPARE(D("30s"), qint64(std::chrono::nanoseconds(30s).count()));
+        QCOMPARE(D("5m"), qint64(std::chrono::nanoseconds(5min).count()));
+        QCOMPARE(D("1h"), qint64(std::chrono::nanoseconds(1h).count()));
+        QCOMPARE(D("1.5s"), qint64(std::chrono::nanoseconds(1500ms).count()));
+        QCOMPARE(D("1m30s"), qint64(std::chrono::nanoseconds(90s).count()));
+        QCOMPARE(D("250us"), qint64(std::chrono::nanoseconds(250us).count()));
+        QCOMPARE(D("0"), qint64(std::chrono::nanoseconds(0ns).count()));
+    }
+    void durations_reject() {
+        for (const char* bad : {"", "5", "ms", "-1s", "1x", "1 s", "1.s.", "s5", "1e3s", "99999999999h"})
+            QVERIFY2(!parse_duration(bad), bad);
+    }
+    void durations_format() {
+        QCOMPARE(S(format_duration(300ms)), QByteArray("300ms"));
+        QCOMPARE(S(format_duration(1500ms)), QByteArray("1.5s"));
+        QCOMPARE(S(format_duration(2s)), QByteArray("2s"));
+        QCOMPARE(S(format_duration(90s)), QByteArray("1m30s"));
+        QCOMPARE(S(format_duration(3600s)), QByteArray("1h"));
+    }
+
+    void json_quote_plain_and_escapes() {
+        QCOMPARE(S(json_quote("orders.daily-rollup")), B("\"orders.daily-rollup\""));
+        QCOMPARE(S(json_quote("a\"b\\c")), B("\"a\\\"b\\\\c\""));
+        QCOMPARE(S(json_quote(std::string("\n\t\x01\x7f", 4))), B("\"\\u000a\\u0009\\u0001\\u007f\""));
+        QCOMPARE(S(json_quote(std::string("a\0b", 3))), B("\"a\\u0000b\""));
+        QCOMPARE(S(json_quote("z\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\x92")), B("\"z\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\x92\""));
+    }
+    void json_quote_invalid_utf8() {
+        QCOMPARE(S(json_quote("\xff")), B("\"\\ufffd\""));
+        QCOMPARE(S(json_quote("a\xc3")), B("\"a\\ufffd\""));            // truncated
+        QCOMPARE(S(json_quote("\xc0\xaf")), B("\"\\ufffd\\ufffd\""));    // overlong '/'
+        QCOMPARE(S(json_quote("\xed\xa0\x80")), B("\"\\ufffd\\ufffd\\ufffd\""));  // surrogate
+        QCOMPARE(S(json_quote("\xf4\x90\x80\x80")), B("\"\\ufffd\\ufffd\\ufffd\\ufffd\""));  // > U+10FFFF
+        QVERIFY(is_valid_utf8("z\xc3\xa9\xf0\x9f\x94\x92"));
+        QVERIFY(!is_valid_utf8("\xed\xa0\x80"));
+        QCOMPARE(S(hex_bytes("\xff\x01ok")), B("ff016f6b"));
+    }
+    void tsv_escape_keeps_fields_apart() {
+        QCOMPARE(S(tsv_escape("a\tb\nc\rd\\e")), B("a\\tb\\nc\\rd\\\\e"));
+        QCOMPARE(S(tsv_escape("plain.name")), B("plain.name"));
+    }
+    void one_line_folds_libpq_messages() {
+        QCOMPARE(S(one_line("connection to server failed: Connection refused\n\tIs the server running?\n")),
+                 B("connection to server failed: Connection refused; Is the server running?"));
+        QCOMPARE(S(one_line("  x  y \n")), B("x y"));
+    }
+
+    void connect_timeout_from_dsn() {
+        qunsetenv("PGCONNECT_TIMEOUT");
+        QCOMPARE(timeout_s(""), qint64(10));
+        QCOMPARE(pool_options_for("", 3).max_size, std::size_t(3));
+        QCOMPARE(timeout_s("host=x connect_timeout=5"), qint64(5));
+        QCOMPARE(timeout_s("postgresql://x/db?connect_timeout=7"), qint64(7));
+        QCOMPARE(timeout_s("host=x connect_timeout=1"), qint64(2));  // libpq's minimum
+        QVERIFY(timeout_s("host=x connect_timeout=0") > 3600);        // libpq: no limit
+        qputenv("PGCONNECT_TIMEOUT", "4");
+        QCOMPARE(timeout_s("host=x"), qint64(4));
+        QCOMPARE(timeout_s("host=x connect_timeout=6"), qint64(6));   // the DSN wins
+        qunsetenv("PGCONNECT_TIMEOUT");
+    }
+    void malformed_dsn_is_a_connection_error() {
+        try {
+            pool_options_for("this is not a dsn", 2);
+            QFAIL("no error");
+        } catch (const pglock::Error& e) {
+            QVERIFY(e.code() == pglock::Errc::connection_failed);
+            QVERIFY2(std::string(e.what()).find("missing \"=\"") != std::string::npos, e.what());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliUnits)
+#include "test_cli_units.moc"
