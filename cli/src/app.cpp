@@ -62,6 +62,8 @@ int run(int argc, char** argv) {
     register_try(app, global, verb);
     register_hold(app, global, verb);
     register_bench(app, global, verb);
+    register_status(app, global, verb);
+    register_demo(app, global, verb);
 
     try {
         app.parse(argc, argv);

@@ -27,6 +27,8 @@ void register_key(CLI::App& app, VerbRun& run);
 void register_try(CLI::App& app, const GlobalOptions& global, VerbRun& run);
 void register_hold(CLI::App& app, const GlobalOptions& global, VerbRun& run);
 void register_bench(CLI::App& app, const GlobalOptions& global, VerbRun& run);
+void register_status(CLI::App& app, const GlobalOptions& global, VerbRun& run);
+void register_demo(CLI::App& app, const GlobalOptions& global, VerbRun& run);
 
 // A usage problem found after parsing (exit 2, like CLI11's own).
 struct UsageError : std::runtime_error {

@@ -126,10 +126,9 @@ std::error_code Held::release() noexcept {
     } else {
         try {
             const Statements& st = statements(lock->options.mode);
-            const Param key(lock->key);
             const Context bounded{{}, Clock::now() + kUnlockTimeout};
             SessionOps::prepare(*session, st.unlock_name, st.unlock_sql, 1, nullptr, bounded);
-            Result res = SessionOps::finish(*session, SessionOps::run_prepared(*session, st.unlock_name, {&key, 1}, bounded));
+            Result res = SessionOps::finish(*session, SessionOps::run_prepared(*session, st.unlock_name, lock->key, bounded));
             if (res.get_bool(0, 0)) {
                 session.reset();  // back to the pool, lock-free
             } else {

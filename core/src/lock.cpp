@@ -99,12 +99,11 @@ enum class Scope { session, transaction };
 // whose state stays unknown is closed, which drops its locks.
 void undo_possible_grant(const detail::LockImpl& impl, Session& session) noexcept {
     const auto& st = detail::statements(impl.options.mode);
-    const Param key(impl.key);
     for (int attempt = 0; attempt < 2 && session.ok(); ++attempt) {
         try {
             const Context bounded{{}, Clock::now() + std::chrono::seconds(30)};
             detail::SessionOps::prepare(session, st.unlock_name, st.unlock_sql, 1, nullptr, bounded);
-            detail::SessionOps::finish(session, detail::SessionOps::run_prepared(session, st.unlock_name, {&key, 1}, bounded));
+            detail::SessionOps::finish(session, detail::SessionOps::run_prepared(session, st.unlock_name, impl.key, bounded));
             return;  // unlocked, or was not held: either way the session holds no lock of ours
         } catch (const Error& e) {
             if (e.sqlstate() != "57014") break;  // anything but the late cancel: give up on the session
@@ -120,9 +119,8 @@ void undo_possible_grant(const detail::LockImpl& impl, Session& session) noexcep
 // caller's back. (A transaction-level one goes with the transaction the caller must end.)
 bool run_lock_statement(const detail::LockImpl& impl, Session& session, const char* name, const char* sql,
                         bool returns_bool, Scope scope, const Context& ctx) {
-    const Param key(impl.key);
     detail::SessionOps::prepare(session, name, sql, 1, nullptr, ctx);
-    detail::Attempt attempt = detail::SessionOps::run_prepared(session, name, {&key, 1}, ctx);
+    detail::Attempt attempt = detail::SessionOps::run_prepared(session, name, impl.key, ctx);
     if (attempt.interrupt != Interrupt::none) {
         if (scope == Scope::session) undo_possible_grant(impl, session);
         throw interrupted(attempt.interrupt);

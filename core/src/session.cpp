@@ -118,18 +118,20 @@ Result Session::exec(std::string_view sql, std::span<const Param> params, const 
     std::vector<const char*> values;
     values.reserve(params.size());
     for (const Param& p : params) values.push_back(p.c_str());
-    auto attempt = detail::SessionOps::run(
-        *this,
-        [&](PGconn* conn) {
-            return PQsendQueryParams(conn, text.c_str(), static_cast<int>(values.size()), nullptr, values.data(),
-                                     nullptr, nullptr, 0);
-        },
-        ctx);
+    auto send = [&](PGconn* conn) {
+        return PQsendQueryParams(conn, text.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+                                 nullptr, 0);
+    };
+    auto attempt = detail::SessionOps::run(*this, send, ctx);
     return detail::SessionOps::finish(*this, std::move(attempt));
 }
 
 Session Session::connect(const std::string& conninfo, const Context& ctx) {
     return detail::SessionOps::connect(conninfo, ctx, std::chrono::milliseconds(0));
+}
+
+Session Session::connect(const std::string& conninfo, const Context& ctx, const Overrides& overrides) {
+    return detail::SessionOps::connect(conninfo, ctx, std::chrono::milliseconds(0), overrides);
 }
 
 // ---- SessionOps ------------------------------------------------------------------------------
@@ -140,6 +142,15 @@ namespace {
 constexpr auto kCancelWait = std::chrono::seconds(10);  // how long a cancelled statement may take to end
 
 enum class Wake { ready, stop, deadline, timeout };
+
+// What a stop request does: wake the poll() of the thread waiting on the session.
+struct WakeWriter {
+    int fd;
+    void operator()() const noexcept {
+        const std::uint64_t one = 1;
+        [[maybe_unused]] auto n = ::write(fd, &one, sizeof one);
+    }
+};
 
 int ms_until(Clock::time_point when) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(when - Clock::now()).count();
@@ -198,7 +209,7 @@ void SessionOps::close(Session& session) noexcept {
     session.cancel_.reset();
 }
 
-Attempt SessionOps::run(Session& session, const std::function<int(PGconn*)>& send, const Context& ctx) {
+Attempt SessionOps::run(Session& session, SendRef send, const Context& ctx) {
     if (ctx.stop.stop_requested()) throw Error(Errc::canceled, "canceled before the statement was sent");
     if (ctx.deadline && Clock::now() >= *ctx.deadline) {
         throw Error(Errc::deadline_exceeded, "deadline passed before the statement was sent");
@@ -208,16 +219,13 @@ Attempt SessionOps::run(Session& session, const std::function<int(PGconn*)>& sen
 
     // A stop request wakes the poll below through an eventfd; made once per session, only for
     // callers that can stop at all.
-    std::optional<std::stop_callback<std::function<void()>>> on_stop;
+    std::optional<std::stop_callback<WakeWriter>> on_stop;
     int wake_fd = -1;
     if (ctx.stop.stop_possible()) {
         if (session.wake_fd_ < 0) session.wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         wake_fd = session.wake_fd_;
         if (wake_fd >= 0) {
-            on_stop.emplace(ctx.stop, std::function<void()>([wake_fd] {
-                const std::uint64_t one = 1;
-                [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
-            }));
+            on_stop.emplace(ctx.stop, WakeWriter{wake_fd});
         }
     }
     struct DrainWake {
@@ -331,7 +339,16 @@ Result SessionOps::finish(Session& session, Attempt attempt) {
 void SessionOps::prepare(Session& session, const char* name, const char* sql, int nparams, const Oid* types,
                          const Context& ctx) {
     if (std::find(session.prepared_.begin(), session.prepared_.end(), name) != session.prepared_.end()) return;
-    auto attempt = run(session, [&](PGconn* conn) { return PQsendPrepare(conn, name, sql, nparams, types); }, ctx);
+    auto send = [&](PGconn* conn) { return PQsendPrepare(conn, name, sql, nparams, types); };
+    Attempt attempt = run(session, send, ctx);
+    // The statement exists on the server when PREPARE completed, even if the caller's deadline
+    // fired meanwhile, or when an earlier such PREPARE did (42P05): remember it either way, or
+    // every later use of this session would try to prepare it again and fail.
+    const PGresult* res = attempt.result.native_handle();
+    if (res && (PQresultStatus(res) == PGRES_COMMAND_OK || sqlstate_of(res) == "42P05")) {
+        session.prepared_.emplace_back(name);
+        if (attempt.interrupt == Interrupt::none) return;
+    }
     finish(session, std::move(attempt));
     session.prepared_.emplace_back(name);
 }
@@ -341,15 +358,40 @@ Attempt SessionOps::run_prepared(Session& session, const char* name, std::span<c
     const char* values[8];
     const int n = static_cast<int>(std::min<std::size_t>(params.size(), 8));
     for (int i = 0; i < n; ++i) values[i] = params[static_cast<std::size_t>(i)].c_str();
-    return run(
-        session, [&](PGconn* conn) { return PQsendQueryPrepared(conn, name, n, values, nullptr, nullptr, 0); }, ctx);
+    auto send = [&](PGconn* conn) { return PQsendQueryPrepared(conn, name, n, values, nullptr, nullptr, 0); };
+    return run(session, send, ctx);
+}
+
+KeyText::KeyText(std::int64_t key) noexcept {
+    const auto [end, ec] = std::to_chars(text, text + sizeof text - 1, key);
+    *end = '\0';
+}
+
+Attempt SessionOps::run_prepared(Session& session, const char* name, std::int64_t key, const Context& ctx) {
+    const KeyText param(key);
+    const char* values[1] = {param.text};
+    auto send = [&](PGconn* conn) { return PQsendQueryPrepared(conn, name, 1, values, nullptr, nullptr, 0); };
+    return run(session, send, ctx);
 }
 
 Session SessionOps::connect(const std::string& conninfo, const Context& ctx,
-                            std::chrono::milliseconds attempt_timeout) {
+                            std::chrono::milliseconds attempt_timeout, const Session::Overrides& overrides) {
     if (ctx.stop.stop_requested()) throw Error(Errc::canceled, "canceled before connecting");
     Session session;
-    session.conn_.reset(PQconnectStart(conninfo.c_str()));
+    if (overrides.empty()) {
+        session.conn_.reset(PQconnectStart(conninfo.c_str()));
+    } else {
+        // libpq expands the first "dbname" that looks like a conninfo or URI; later keywords win.
+        std::vector<const char*> keys{"dbname"};
+        std::vector<const char*> values{conninfo.c_str()};
+        for (const auto& [key, value] : overrides) {
+            keys.push_back(key.c_str());
+            values.push_back(value.c_str());
+        }
+        keys.push_back(nullptr);
+        values.push_back(nullptr);
+        session.conn_.reset(PQconnectStartParams(keys.data(), values.data(), 1));
+    }
     PGconn* conn = session.conn_.get();
     if (!conn) throw Error(Errc::connection_failed, "out of memory");
     if (PQstatus(conn) == CONNECTION_BAD) throw Error(Errc::connection_failed, libpq_message(conn));
@@ -371,16 +413,13 @@ Session SessionOps::connect(const std::string& conninfo, const Context& ctx,
     }
     const auto started = Clock::now();
 
-    std::optional<std::stop_callback<std::function<void()>>> on_stop;
+    std::optional<std::stop_callback<WakeWriter>> on_stop;
     int wake_fd = -1;
     if (ctx.stop.stop_possible()) {
         session.wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
         wake_fd = session.wake_fd_;
         if (wake_fd >= 0) {
-            on_stop.emplace(ctx.stop, std::function<void()>([wake_fd] {
-                const std::uint64_t one = 1;
-                [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
-            }));
+            on_stop.emplace(ctx.stop, WakeWriter{wake_fd});
         }
     }
 

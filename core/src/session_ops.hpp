@@ -4,7 +4,7 @@
 
 #include <libpq-fe.h>
 
-#include <functional>
+#include <cstdint>
 
 #include "pglock/context.hpp"
 #include "pglock/session.hpp"
@@ -12,6 +12,26 @@
 namespace pglock::detail {
 
 enum class Interrupt { none, stop, deadline };
+
+// A non-owning callable reference: the send step of every statement, without the heap
+// allocation a std::function of a capturing lambda costs on the lock hot path.
+class SendRef {
+public:
+    template <class F>
+    SendRef(F& f) noexcept  // NOLINT(google-explicit-constructor): used like a function parameter
+        : object_(&f), call_([](void* o, PGconn* c) { return (*static_cast<F*>(o))(c); }) {}
+    int operator()(PGconn* conn) const { return call_(object_, conn); }
+
+private:
+    void* object_;
+    int (*call_)(void*, PGconn*);
+};
+
+// A bigint statement parameter in text form, on the stack.
+struct KeyText {
+    explicit KeyText(std::int64_t key) noexcept;
+    char text[24];
+};
 
 struct Attempt {
     Result result;               // the statement's result; empty when the connection broke
@@ -23,7 +43,7 @@ struct SessionOps {
     // request and waits (bounded) for the statement's outcome, which may still be a success.
     // Throws Error{canceled|deadline_exceeded} only when the context had ended before sending,
     // Error{connection_failed} when sending fails or the connection breaks with no interruption.
-    static Attempt run(Session& session, const std::function<int(PGconn*)>& send, const Context& ctx);
+    static Attempt run(Session& session, SendRef send, const Context& ctx);
 
     // Turns an Attempt into a Result, throwing what the public exec() documents.
     static Result finish(Session& session, Attempt attempt);
@@ -34,10 +54,13 @@ struct SessionOps {
 
     static Attempt run_prepared(Session& session, const char* name, std::span<const Param> params,
                                 const Context& ctx);
+    // The lock statements' form: one bigint parameter.
+    static Attempt run_prepared(Session& session, const char* name, std::int64_t key, const Context& ctx);
 
     // Connects; `attempt_timeout` bounds this attempt on its own (reported as connection_failed,
     // not as the caller's deadline).
-    static Session connect(const std::string& conninfo, const Context& ctx, std::chrono::milliseconds attempt_timeout);
+    static Session connect(const std::string& conninfo, const Context& ctx, std::chrono::milliseconds attempt_timeout,
+                           const Session::Overrides& overrides = {});
 
     // Closes the connection at once (the server ends whatever the backend was doing).
     static void close(Session& session) noexcept;

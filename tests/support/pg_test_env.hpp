@@ -30,3 +30,16 @@ inline std::optional<std::string> standby_dsn() {
 }
 
 }  // namespace pglock::test
+
+namespace pglock::test {
+
+// The private cluster's directory (for restarting it), or nullopt when the tests run against
+// PGLOCK_TEST_DSN, whose server they must not restart.
+inline std::optional<std::string> private_cluster_dir() {
+    if (const char* env = std::getenv("PGLOCK_TEST_DSN"); env && *env) return std::nullopt;
+    return read_first_line(std::string(PGLOCK_TEST_BUILD_DIR) + "/pgtest.dir");
+}
+
+inline std::string cluster_script() { return std::string(PGLOCK_TEST_SOURCE_DIR) + "/tests/pg/cluster"; }
+
+}  // namespace pglock::test

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "pglock/context.hpp"
@@ -72,6 +73,10 @@ public:
     // variables fill what it leaves out. Throws Error{connection_failed} with libpq's message,
     // Error{canceled} / Error{deadline_exceeded} when the context ends the attempt.
     static Session connect(const std::string& conninfo, const Context& ctx = {});
+    // The same, with connection parameters that override the conninfo's (e.g. a password kept in
+    // memory only, never in a file or the environment).
+    using Overrides = std::vector<std::pair<std::string, std::string>>;
+    static Session connect(const std::string& conninfo, const Context& ctx, const Overrides& overrides);
 
     Session(Session&&) noexcept;
     Session& operator=(Session&&) noexcept;

@@ -1,0 +1,80 @@
+// lockscope: who holds which named advisory lock, and who waits on whom.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QTimer>
+#include <QTreeView>
+
+#include <cstdio>
+
+#include "stores/catalog_store.hpp"
+#include "widgets/main_window.hpp"
+#include "widgets/resolver_panel.hpp"
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("pglock"));
+    QApplication::setApplicationName(QStringLiteral("lockscope"));
+    QApplication::setApplicationVersion(QStringLiteral(PGLOCK_VERSION));
+
+    QCommandLineParser cli;
+    cli.setApplicationDescription(QStringLiteral("Named PostgreSQL advisory locks: holders, waiters, names."));
+    cli.addHelpOption();
+    cli.addVersionOption();
+    QCommandLineOption dsn(QStringLiteral("dsn"), QStringLiteral("Connect at once (conninfo, URI or service=)."), QStringLiteral("DSN"));
+    QCommandLineOption catalog(QStringLiteral("catalog"), QStringLiteral("The name catalog (SQLite) to use."), QStringLiteral("FILE"));
+    QCommandLineOption importNames(QStringLiteral("import-names"),
+                                   QStringLiteral("Import a text list of lock names into the catalog first."), QStringLiteral("FILE"));
+    QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                  QStringLiteral("Save a PNG of the window after --screenshot-delay and quit."), QStringLiteral("FILE"));
+    QCommandLineOption delay(QStringLiteral("screenshot-delay"), QStringLiteral("Milliseconds before the screenshot (default 4000)."),
+                             QStringLiteral("MS"), QStringLiteral("4000"));
+    QCommandLineOption tab(QStringLiteral("tab"), QStringLiteral("Open on this side tab: session, resolver or catalog."), QStringLiteral("TAB"));
+    QCommandLineOption resolve(QStringLiteral("resolve"), QStringLiteral("Put this text into the resolver."), QStringLiteral("TEXT"));
+    cli.addOptions({dsn, catalog, importNames, screenshot, delay, tab, resolve});
+    cli.process(app);
+
+    const QString catalogPath = cli.isSet(catalog) ? cli.value(catalog) : lockscope::CatalogStore::defaultPath();
+    lockscope::CatalogStore store(catalogPath);
+    if (!store.isOpen()) {
+        std::fprintf(stderr, "lockscope: cannot open the catalog %s: %s\n", qPrintable(catalogPath), qPrintable(store.errorString()));
+        return 1;
+    }
+    if (cli.isSet(importNames)) {
+        const auto report = store.importText(cli.value(importNames));
+        if (!report.errors.isEmpty()) {
+            std::fprintf(stderr, "lockscope: import of %s failed: %s\n", qPrintable(cli.value(importNames)),
+                         qPrintable(report.errors.join(QStringLiteral("; "))));
+            return 1;
+        }
+    }
+
+    lockscope::MainWindow window(store);
+    window.show();
+    if (cli.isSet(dsn)) window.connectTo(cli.value(dsn));
+    if (cli.isSet(resolve)) window.resolver().setText(cli.value(resolve));
+    if (cli.isSet(tab)) window.showTab(cli.value(tab));
+
+    if (cli.isSet(screenshot)) {
+        const QString file = cli.value(screenshot);
+        QTimer::singleShot(cli.value(delay).toInt(), &window, [&window, file] {
+            QTreeView& view = window.locksView();
+            view.expandAll();
+            // Show a session in the side panel: the first lock that has waiters, else the first.
+            QModelIndex pick = view.model()->index(0, 0);
+            for (int row = 0; row < view.model()->rowCount(); ++row) {
+                const QModelIndex candidate = view.model()->index(row, 0);
+                if (view.model()->rowCount(candidate) > 0) {
+                    pick = candidate;
+                    break;
+                }
+            }
+            if (pick.isValid() && !view.currentIndex().isValid()) view.setCurrentIndex(pick);
+            QApplication::processEvents();
+            const bool saved = window.grab().save(file, "PNG");
+            if (!saved) std::fprintf(stderr, "lockscope: could not write %s\n", qPrintable(file));
+            QApplication::exit(saved ? 0 : 1);
+        });
+    }
+    return app.exec();
+}

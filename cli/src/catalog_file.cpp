@@ -1,0 +1,151 @@
+#include "catalog_file.hpp"
+
+#include <sqlite3.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+#include <unordered_set>
+
+#include "pglock/key.hpp"
+#include "pglock_cli/text.hpp"
+
+namespace pglock::cli {
+
+namespace {
+
+constexpr std::string_view sqlite_header{"SQLite format 3\0", 16};
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+    throw std::runtime_error("catalog " + path + ": " + one_line(what));
+}
+
+std::string read_all(const std::string& path) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (std::filesystem::is_directory(status)) fail(path, "is a directory, not a catalog file");
+    if (std::filesystem::is_character_file(status) || std::filesystem::is_block_file(status))
+        fail(path, "is a device, not a catalog file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) fail(path, "cannot read");
+    return std::move(text).str();
+}
+
+bool blank(std::string_view line) { return line.find_first_not_of(" \t") == std::string_view::npos; }
+
+bool comment(std::string_view line) {
+    const auto first = line.find_first_not_of(" \t");
+    return first != std::string_view::npos && line[first] == '#';
+}
+
+struct SqliteClose {
+    void operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
+};
+struct SqliteFinalize {
+    void operator()(sqlite3_stmt* stmt) const noexcept { sqlite3_finalize(stmt); }
+};
+
+Catalog read_sqlite(const std::string& path) {
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+    std::unique_ptr<sqlite3, SqliteClose> db(raw);
+    if (rc != SQLITE_OK)
+        fail(path, std::string("cannot open the SQLite catalog: ") + (db ? sqlite3_errmsg(db.get()) : sqlite3_errstr(rc)));
+    sqlite3_busy_timeout(db.get(), 2000);  // the lockscope app may be writing to it right now
+
+    sqlite3_stmt* raw_stmt = nullptr;
+    if (sqlite3_prepare_v2(db.get(), "SELECT name FROM names", -1, &raw_stmt, nullptr) != SQLITE_OK)
+        fail(path, std::string("not a lockscope catalog: ") + sqlite3_errmsg(db.get()));
+    std::unique_ptr<sqlite3_stmt, SqliteFinalize> stmt(raw_stmt);
+
+    std::vector<std::string> names;
+    for (;;) {
+        const int step = sqlite3_step(stmt.get());
+        if (step == SQLITE_DONE) break;
+        if (step != SQLITE_ROW) fail(path, std::string("reading names failed: ") + sqlite3_errmsg(db.get()));
+        if (sqlite3_column_type(stmt.get(), 0) == SQLITE_NULL) continue;
+        // BLOB: the exact bytes of the name (TEXT rows come out as their UTF-8 bytes).
+        const auto* bytes = static_cast<const char*>(sqlite3_column_blob(stmt.get(), 0));
+        const int size = sqlite3_column_bytes(stmt.get(), 0);
+        if (size <= 0 || !bytes) continue;  // an empty name is no lock's name
+        names.emplace_back(bytes, static_cast<std::size_t>(size));
+    }
+    return Catalog(std::move(names));
+}
+
+}  // namespace
+
+Catalog::Catalog(std::vector<std::string> names) {
+    std::unordered_set<std::string> seen;
+    for (auto& name : names) {
+        if (!seen.insert(name).second) continue;
+        by_key_.try_emplace(key_of(name), names_.size());
+        names_.push_back(std::move(name));
+    }
+}
+
+const std::string* Catalog::find(std::int64_t key) const {
+    const auto it = by_key_.find(key);
+    return it == by_key_.end() ? nullptr : &names_[it->second];
+}
+
+Catalog parse_text_catalog(std::string_view text, const std::string& origin) {
+    std::vector<std::string> names;
+    std::size_t line_no = 0;
+    while (!text.empty()) {
+        ++line_no;
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        // A text catalog is text: NUL, other control bytes or invalid UTF-8 mean the file is
+        // something else (a binary, a compressed file) and reading names from it would be noise.
+        for (const char c : line) {
+            const auto u = static_cast<unsigned char>(c);
+            if ((u < 0x20 && c != '\t') || u == 0x7f)
+                fail(origin, "line " + std::to_string(line_no) +
+                                 " has binary data: neither a text catalog (one name per line) nor a SQLite catalog");
+        }
+        if (!is_valid_utf8(line))
+            fail(origin, "line " + std::to_string(line_no) +
+                             " is not valid UTF-8: neither a text catalog (one name per line) nor a SQLite catalog");
+        if (blank(line) || comment(line)) continue;
+        names.emplace_back(line);
+    }
+    return Catalog(std::move(names));
+}
+
+Catalog load_catalog(const std::string& path) {
+    const std::string data = read_all(path);
+    if (data.size() >= sqlite_header.size() && std::string_view(data).substr(0, sqlite_header.size()) == sqlite_header)
+        return read_sqlite(path);
+    return parse_text_catalog(data, path);
+}
+
+std::string default_catalog_path() {
+    namespace fs = std::filesystem;
+    std::vector<fs::path> candidates;
+#ifdef PGLOCK_SOURCE_DIR
+    candidates.emplace_back(fs::path(PGLOCK_SOURCE_DIR) / "resources" / "sample-catalog.txt");
+#endif
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) candidates.push_back(exe.parent_path().parent_path() / "share" / "pglock" / "sample-catalog.txt");
+#ifdef PGLOCK_INSTALL_DATADIR
+    candidates.emplace_back(fs::path(PGLOCK_INSTALL_DATADIR) / "sample-catalog.txt");
+#endif
+    for (const auto& p : candidates) {
+        if (fs::is_regular_file(p, ec)) return p.string();
+    }
+    return {};
+}
+
+}  // namespace pglock::cli

@@ -1,0 +1,45 @@
+// `--catalog FILE`: the lock names an operator knows, so that keys seen in pg_locks get a name.
+// FILE is a text file (one name per line) or the lockscope app's SQLite catalog.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pglock::cli {
+
+class Catalog {
+public:
+    Catalog() = default;
+    explicit Catalog(std::vector<std::string> names);
+
+    // The names in the order the file gives them (duplicates dropped).
+    const std::vector<std::string>& names() const noexcept { return names_; }
+    // The name whose key is `key`, or nullptr. Keys are always derived with pglock::key_of,
+    // never taken from the file.
+    const std::string* find(std::int64_t key) const;
+    std::size_t size() const noexcept { return names_.size(); }
+
+private:
+    std::vector<std::string> names_;
+    std::map<std::int64_t, std::size_t> by_key_;  // key -> index into names_ (first name wins)
+};
+
+// Reads FILE: a SQLite database (detected by its 16-byte header "SQLite format 3\0") is read
+// read-only with `SELECT name FROM names`; anything else must be a UTF-8 text file with one name
+// per line, `#` comment lines and blank lines ignored, a trailing '\r' stripped.
+// Throws std::runtime_error with a one-line message naming FILE when it is missing, unreadable,
+// binary junk, or a SQLite file without a readable `names` table.
+Catalog load_catalog(const std::string& path);
+
+// Parses the text form (exposed for tests). `origin` names the source in error messages.
+Catalog parse_text_catalog(std::string_view text, const std::string& origin);
+
+// The sample catalog that ships with pglock: the source tree's resources/sample-catalog.txt when
+// it is still there, else <prefix>/share/pglock/sample-catalog.txt next to the installed binary,
+// else the configured install path. Returns "" when none exists.
+std::string default_catalog_path();
+
+}  // namespace pglock::cli

@@ -1,0 +1,200 @@
+#include "status_render.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <optional>
+#include <string_view>
+
+#include "pglock_cli/duration.hpp"
+#include "pglock_cli/text.hpp"
+
+namespace pglock::cli {
+
+namespace {
+
+using monitor::KeyForm;
+using monitor::LockEntry;
+using monitor::Snapshot;
+
+std::string number(double v, int decimals = 3) {
+    if (!std::isfinite(v)) return "null";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+// The catalog's name for a lock; never for an int4 pair, whose tag is not a name's key.
+const std::string* name_of(const LockEntry& lock, const StatusContext& context) {
+    if (lock.form != KeyForm::bigint || !context.catalog) return nullptr;
+    return context.catalog->find(lock.key);
+}
+
+// Seconds since the tracker first saw the hold; nullopt when this snapshot is the first to show
+// it (or there is no tracker): how long it was held before is unknown.
+std::optional<double> held_for(const LockEntry& lock, int pid, const Snapshot& snapshot, const StatusContext& context) {
+    if (!context.tracker) return std::nullopt;
+    const auto since = context.tracker->held_since(monitor::id_of(lock), pid);
+    if (!since || *since >= snapshot.server_now) return std::nullopt;
+    return snapshot.server_now - *since;
+}
+
+std::optional<double> waiting_for(const monitor::Waiter& w, const Snapshot& snapshot) {
+    if (!w.wait_start) return std::nullopt;
+    return std::max(0.0, snapshot.server_now - *w.wait_start);
+}
+
+const char* mode_of(bool shared) { return shared ? "shared" : "exclusive"; }
+
+const monitor::Backend* backend_of(const Snapshot& snapshot, int pid) {
+    const auto it = snapshot.backends.find(pid);
+    return it == snapshot.backends.end() ? nullptr : &it->second;
+}
+
+// ---- text ------------------------------------------------------------------------------------
+
+// A value in a key=value line: bare when it is plain printable text, JSON-quoted otherwise
+// (spaces, quotes, '=', control bytes, invalid UTF-8, empty).
+std::string field(std::string_view value) {
+    bool plain = !value.empty() && is_valid_utf8(value);
+    for (const char c : value) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20 || u == 0x7f || c == '"' || c == '\\' || c == '=') plain = false;
+    }
+    return plain ? std::string(value) : json_quote(value);
+}
+
+std::string seconds_text(std::optional<double> s) {
+    if (!s) return "-";
+    return format_duration(std::chrono::nanoseconds(static_cast<std::int64_t>(*s * 1e9)));
+}
+
+std::string utc_time(double epoch) {
+    const auto secs = static_cast<std::time_t>(std::floor(epoch));
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[64];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+    return std::string(buf) + "Z";
+}
+
+std::string plural(std::size_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// ---- json ------------------------------------------------------------------------------------
+
+std::string json_string_or_null(std::string_view s) { return s.empty() ? "null" : json_quote(s); }
+
+std::string json_opt(std::optional<double> v) { return v ? number(*v) : "null"; }
+
+}  // namespace
+
+std::string format_server_version(int version) {
+    if (version <= 0) return "unknown";
+    if (version >= 100000) return std::to_string(version / 10000) + "." + std::to_string(version % 10000);
+    return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+           std::to_string(version % 100);
+}
+
+std::string render_status_text(const Snapshot& snapshot, const StatusContext& context) {
+    std::size_t holders = 0, waiters = 0;
+    for (const auto& lock : snapshot.locks) {
+        holders += lock.holders.size();
+        waiters += lock.waiters.size();
+    }
+    std::string out = "PostgreSQL " + format_server_version(snapshot.server_version) +
+                      (snapshot.in_recovery ? " standby" : " primary") + " | " +
+                      plural(snapshot.locks.size(), "advisory lock", "advisory locks") + ", " +
+                      plural(holders, "holder", "holders") + ", " + plural(waiters, "waiter", "waiters") +
+                      " | poll " + number(snapshot.latency_ms, 1) + " ms | " + utc_time(snapshot.server_now) + "\n";
+    if (snapshot.in_recovery)
+        out += "WARNING: the server is a standby in recovery: advisory locks taken there are local to it and "
+               "protect nothing\n";
+    if (snapshot.locks.empty()) out += "(no advisory locks held or awaited in this database)\n";
+
+    for (const auto& lock : snapshot.locks) {
+        const std::string* name = name_of(lock, context);
+        if (lock.form == KeyForm::bigint) {
+            out += "key=" + std::to_string(lock.key) + " name=" + (name ? field(*name) : std::string("unknown")) +
+                   " form=bigint classid=" + std::to_string(lock.tag.classid) +
+                   " objid=" + std::to_string(lock.tag.objid);
+        } else {
+            out += "pair=" + std::to_string(lock.pair_first) + "," + std::to_string(lock.pair_second) +
+                   " name=unknown form=int-pair classid=" + std::to_string(lock.tag.classid) +
+                   " objid=" + std::to_string(lock.tag.objid);
+        }
+        out += "\n";
+        for (const auto& h : lock.holders) {
+            const monitor::Backend* b = backend_of(snapshot, h.pid);
+            out += "  holder pid=" + std::to_string(h.pid) + " mode=" + mode_of(h.shared);
+            out += " state=" + field(b ? b->state : std::string());
+            out += " app=" + field(b ? b->application_name : std::string());
+            out += " user=" + field(b ? b->usename : std::string());
+            out += " client=" + (b && !b->client_addr.empty() ? field(b->client_addr) : std::string("local"));
+            out += " held=" + seconds_text(held_for(lock, h.pid, snapshot, context)) + "\n";
+        }
+        for (const auto& w : lock.waiters) {
+            const monitor::Backend* b = backend_of(snapshot, w.pid);
+            out += "  waiter pid=" + std::to_string(w.pid) + " mode=" + mode_of(w.shared);
+            out += " app=" + field(b ? b->application_name : std::string());
+            out += " waiting=" + seconds_text(waiting_for(w, snapshot));
+            out += " blocked_by=";
+            if (w.blocked_by.empty()) out += "-";
+            for (std::size_t i = 0; i < w.blocked_by.size(); ++i)
+                out += (i ? "," : "") + std::to_string(w.blocked_by[i]);
+            out += "\n";
+        }
+    }
+    return out;
+}
+
+std::string render_status_json(const Snapshot& snapshot, const StatusContext& context) {
+    std::string out = "{\"server_version\":" + std::to_string(snapshot.server_version) +
+                      ",\"in_recovery\":" + (snapshot.in_recovery ? "true" : "false") +
+                      ",\"server_now\":" + number(snapshot.server_now) +
+                      ",\"latency_ms\":" + number(snapshot.latency_ms) + ",\"locks\":[";
+    bool first_lock = true;
+    for (const auto& lock : snapshot.locks) {
+        if (!first_lock) out += ',';
+        first_lock = false;
+        const bool bigint = lock.form == KeyForm::bigint;
+        out += "{\"form\":";
+        out += bigint ? "\"bigint\"" : "\"int_pair\"";
+        out += ",\"key\":" + (bigint ? std::to_string(lock.key) : std::string("null"));
+        out += ",\"classid\":" + std::to_string(lock.tag.classid) + ",\"objid\":" + std::to_string(lock.tag.objid);
+        if (!bigint) out += ",\"pair\":[" + std::to_string(lock.pair_first) + "," + std::to_string(lock.pair_second) + "]";
+        const std::string* name = name_of(lock, context);
+        out += ",\"name\":" + (name ? json_quote(*name) : std::string("null"));
+        if (name && !is_valid_utf8(*name)) out += ",\"name_hex\":\"" + hex_bytes(*name) + "\"";
+        out += ",\"holders\":[";
+        for (std::size_t i = 0; i < lock.holders.size(); ++i) {
+            const auto& h = lock.holders[i];
+            const monitor::Backend* b = backend_of(snapshot, h.pid);
+            if (i) out += ',';
+            out += "{\"pid\":" + std::to_string(h.pid) + ",\"mode\":\"" + mode_of(h.shared) + "\"";
+            out += ",\"state\":" + json_string_or_null(b ? b->state : std::string());
+            out += ",\"application_name\":" + json_quote(b ? b->application_name : std::string());
+            out += ",\"usename\":" + json_string_or_null(b ? b->usename : std::string());
+            out += ",\"client_addr\":" + json_string_or_null(b ? b->client_addr : std::string());
+            out += ",\"held_for_s\":" + json_opt(held_for(lock, h.pid, snapshot, context)) + "}";
+        }
+        out += "],\"waiters\":[";
+        for (std::size_t i = 0; i < lock.waiters.size(); ++i) {
+            const auto& w = lock.waiters[i];
+            if (i) out += ',';
+            out += "{\"pid\":" + std::to_string(w.pid) + ",\"mode\":\"" + mode_of(w.shared) + "\"";
+            out += ",\"wait_start\":" + json_opt(w.wait_start);
+            out += ",\"waiting_s\":" + json_opt(waiting_for(w, snapshot));
+            out += ",\"blocked_by\":[";
+            for (std::size_t j = 0; j < w.blocked_by.size(); ++j) out += (j ? "," : "") + std::to_string(w.blocked_by[j]);
+            out += "]}";
+        }
+        out += "]}";
+    }
+    out += "]}";
+    return out;
+}
+
+}  // namespace pglock::cli

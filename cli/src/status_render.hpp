@@ -1,0 +1,31 @@
+// `pglock status`: a monitor snapshot as text for a terminal, or as one JSON object per poll.
+#pragma once
+
+#include <string>
+
+#include "catalog_file.hpp"
+#include "pglock/monitor.hpp"
+
+namespace pglock::cli {
+
+// What a rendering knows besides the snapshot. Both may be null: no catalog means every name is
+// "unknown"; no tracker means no held-for.
+struct StatusContext {
+    const Catalog* catalog = nullptr;
+    // Updated with the snapshot being rendered: held-for counts from the first snapshot that
+    // showed the hold, and is unknown (null / "-") in that first snapshot itself.
+    const monitor::HoldTracker* tracker = nullptr;
+};
+
+// "15.8" for 150008, "9.6.24" for 90624.
+std::string format_server_version(int version);
+
+// Several lines, each ending in '\n': a header (server version, standby warning, counts, poll
+// latency, server time) and per lock a line with key, name and form, then one line per holder
+// and per waiter.
+std::string render_status_text(const monitor::Snapshot& snapshot, const StatusContext& context);
+
+// One JSON object on one line (no trailing newline); the fields are listed in README.md.
+std::string render_status_json(const monitor::Snapshot& snapshot, const StatusContext& context);
+
+}  // namespace pglock::cli

@@ -1,0 +1,126 @@
+// The monitor engine: one cheap query per poll over pg_locks ⋈ pg_stat_activity, decoded into
+// named-lock terms, and a tracker that turns successive snapshots into holds with start and end.
+// Qt-free; shared by the lockscope app and `pglock status`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pglock/context.hpp"
+#include "pglock/key.hpp"
+#include "pglock/session.hpp"
+
+namespace pglock::monitor {
+
+// What pg_stat_activity says of a backend that holds or waits for an advisory lock.
+struct Backend {
+    int pid = 0;
+    std::string state;             // active, idle, idle in transaction, ... ("" when not visible)
+    std::string application_name;
+    std::string usename;
+    std::string client_addr;       // "" for unix-socket clients
+    std::string client_hostname;
+    std::string query;
+    std::string wait_event_type;   // "Lock" with wait_event "advisory" for an advisory waiter
+    std::string wait_event;
+    std::optional<double> backend_start;  // epoch seconds
+    std::optional<double> xact_start;
+    std::optional<double> state_change;
+    std::optional<std::int64_t> backend_xmin_age;  // age(backend_xmin) in transactions
+};
+
+enum class KeyForm {
+    bigint,    // objsubid = 1: a 64-bit key, as pg_advisory_lock(bigint) and this library take
+    int_pair,  // objsubid = 2: pg_advisory_lock(int4, int4); not a name's key
+};
+
+struct Holder {
+    int pid = 0;
+    bool shared = false;  // ShareLock rather than ExclusiveLock
+};
+
+struct Waiter {
+    int pid = 0;
+    bool shared = false;
+    std::optional<double> wait_start;  // epoch seconds (PostgreSQL 14+)
+    std::vector<int> blocked_by;       // pg_blocking_pids(pid)
+};
+
+struct LockEntry {
+    KeyForm form = KeyForm::bigint;
+    LockTag tag;                // classid, objid as pg_locks shows them
+    // The bigint key (form == bigint). For int_pair it is only (classid << 32 | objid), which is
+    // NOT a name's key (a bigint lock with that value is a different lock): use the pair.
+    std::int64_t key = 0;
+    std::int32_t pair_first = 0, pair_second = 0;  // form == int_pair: the two int4 keys
+    std::vector<Holder> holders;   // sorted by pid
+    std::vector<Waiter> waiters;   // oldest wait first
+};
+
+struct Snapshot {
+    int server_version = 0;     // PQserverVersion, e.g. 150018
+    bool in_recovery = false;   // a standby: its advisory locks are local to it
+    double server_now = 0;      // epoch seconds, from the server's clock at the poll
+    double latency_ms = 0;      // the poll's round trip, measured by the client
+    std::vector<LockEntry> locks;           // sorted by form, then signed key (or pair)
+    std::map<int, Backend> backends;        // every pid named in `locks`
+};
+
+// The identity of a lock in a snapshot: its form plus its pg_locks tag.
+struct LockId {
+    KeyForm form = KeyForm::bigint;
+    LockTag tag;
+    friend auto operator<=>(const LockId& a, const LockId& b) {
+        if (a.form != b.form) return a.form <=> b.form;
+        if (a.tag.classid != b.tag.classid) return a.tag.classid <=> b.tag.classid;
+        return a.tag.objid <=> b.tag.objid;
+    }
+    friend bool operator==(const LockId&, const LockId&) = default;
+};
+inline LockId id_of(const LockEntry& e) { return {e.form, e.tag}; }
+
+// The poll's SQL for a server version (waitstart exists from PostgreSQL 14 on).
+std::string poll_query(int server_version);
+
+// Runs the poll on `session` (which should be dedicated to monitoring). Throws pglock::Error.
+Snapshot poll(Session& session, const Context& ctx = {});
+
+// A hold: (lock, pid) seen granted from `start` until `end` (nullopt while it lasts).
+struct Hold {
+    LockId lock;
+    std::int64_t key = 0;
+    int pid = 0;
+    bool shared = false;
+    double start = 0;               // server epoch seconds of the first snapshot that showed it
+    std::optional<double> end;      // of the first snapshot that no longer did
+    std::string application_name;
+    std::string usename;
+    double duration() const { return end ? *end - start : 0; }
+};
+
+// Turns successive snapshots into holds. Memory is bounded: open holds are as many as the
+// server has, and only the last `max_finished` finished holds are kept for the caller to drain.
+class HoldTracker {
+public:
+    explicit HoldTracker(std::size_t max_finished = 10000) : max_finished_(max_finished) {}
+
+    // Returns how many holds ended with this snapshot (their records are in finished()).
+    std::size_t update(const Snapshot& snapshot);
+    const std::map<std::pair<LockId, int>, Hold>& open() const noexcept { return open_; }
+    // Finished holds, oldest first; the caller may take them (e.g. into a history store).
+    std::vector<Hold> take_finished();
+    std::optional<double> held_since(const LockId& lock, int pid) const;
+    // The server restarted or the connection dropped: every open hold ends at `when`.
+    void close_all(double when);
+
+private:
+    void trim_finished();  // keeps the newest max_finished_
+    std::size_t max_finished_;
+    std::map<std::pair<LockId, int>, Hold> open_;
+    std::vector<Hold> finished_;
+};
+
+}  // namespace pglock::monitor

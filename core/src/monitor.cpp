@@ -1,0 +1,196 @@
+#include "pglock/monitor.hpp"
+
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <utility>
+
+#include "pglock/error.hpp"
+
+namespace pglock::monitor {
+namespace {
+
+// Column positions of poll_query().
+enum Col {
+    c_now, c_objsubid, c_classid, c_objid, c_mode, c_granted, c_pid, c_blocked_by, c_waitstart, c_first,
+    c_state, c_app, c_user, c_addr, c_host, c_query, c_wait_type, c_wait, c_backend_start, c_xact_start,
+    c_state_change, c_xmin_age,
+};
+
+std::optional<double> opt_double(const Result& r, int row, int col) {
+    if (r.is_null(row, col)) return std::nullopt;
+    const std::string_view text = r.get(row, col);
+    return std::strtod(std::string(text).c_str(), nullptr);
+}
+
+std::vector<int> parse_int_array(std::string_view text) {  // "{12,34}"
+    std::vector<int> out;
+    const char* p = text.data();
+    const char* end = p + text.size();
+    while (p < end) {
+        if (*p >= '0' && *p <= '9') {
+            int v = 0;
+            auto [next, ec] = std::from_chars(p, end, v);
+            if (ec == std::errc{}) out.push_back(v);
+            p = next;
+        } else {
+            ++p;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string poll_query(int server_version) {
+    const bool has_waitstart = server_version >= 140000;
+    // One statement per poll. pg_blocking_pids() only for rows still waiting: it takes the lock
+    // manager's partition locks, and granted rows do not need it. Backend columns come once per
+    // pid (the first of its rows), so 10k locks of one session do not repeat its query 10k times.
+    // The outer join keeps one row with the server's clock even when no advisory lock exists.
+    // The clock is clock_timestamp() of the first output row, which is formed only after pg_locks
+    // was read (the window sorts all of it first): no waitstart or hold in the snapshot is later
+    // than server_now. statement_timestamp() is earlier than the read and made waits that began
+    // during the poll look as if they started in the future.
+    return std::string(
+               "SELECT extract(epoch FROM clock_timestamp())::float8, x.* FROM (SELECT 1) AS one LEFT JOIN ("
+               "SELECT l.objsubid::int, l.classid::int8, l.objid::int8, l.mode, l.granted, l.pid,"
+               " CASE WHEN l.granted THEN NULL ELSE pg_blocking_pids(l.pid)::text END,") +
+           (has_waitstart ? " extract(epoch FROM l.waitstart)::float8," : " NULL::float8,") +
+           " row_number() OVER (PARTITION BY l.pid) = 1 AS first,"
+           " a.state, a.application_name, a.usename::text, host(a.client_addr), a.client_hostname, a.query,"
+           " a.wait_event_type, a.wait_event,"
+           " extract(epoch FROM a.backend_start)::float8, extract(epoch FROM a.xact_start)::float8,"
+           " extract(epoch FROM a.state_change)::float8, age(a.backend_xmin)::int8"
+           " FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
+           " WHERE l.locktype = 'advisory'"
+           " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+           ") AS x ON true";
+}
+
+Snapshot poll(Session& session, const Context& ctx) {
+    Snapshot snap;
+    snap.server_version = PQserverVersion(session.native_handle());
+    snap.in_recovery = session.in_recovery();
+    const auto t0 = std::chrono::steady_clock::now();
+    Result r = session.exec(poll_query(snap.server_version), {}, ctx);
+    snap.latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+    std::map<LockId, LockEntry> locks;
+    for (int row = 0; row < r.rows(); ++row) {
+        if (row == 0) snap.server_now = opt_double(r, row, c_now).value_or(0);
+        if (r.is_null(row, c_pid)) continue;  // no locks, or a prepared transaction's lock (pid NULL)
+        LockEntry probe;
+        probe.form = r.get(row, c_objsubid) == "2" ? KeyForm::int_pair : KeyForm::bigint;
+        probe.tag = {static_cast<std::uint32_t>(r.get_int64(row, c_classid)),
+                     static_cast<std::uint32_t>(r.get_int64(row, c_objid))};
+        auto [it, inserted] = locks.try_emplace(id_of(probe), std::move(probe));
+        LockEntry& entry = it->second;
+        if (inserted) {
+            entry.key = key_of(entry.tag);
+            entry.pair_first = static_cast<std::int32_t>(entry.tag.classid);
+            entry.pair_second = static_cast<std::int32_t>(entry.tag.objid);
+        }
+        const int pid = static_cast<int>(r.get_int64(row, c_pid));
+        const bool shared = r.get(row, c_mode) == "ShareLock";
+        if (r.get_bool(row, c_granted)) {
+            entry.holders.push_back({pid, shared});
+        } else {
+            entry.waiters.push_back({pid, shared, opt_double(r, row, c_waitstart), parse_int_array(r.get(row, c_blocked_by))});
+        }
+        if (r.get_bool(row, c_first)) {
+            Backend b;
+            b.pid = pid;
+            b.state = r.get(row, c_state);
+            b.application_name = r.get(row, c_app);
+            b.usename = r.get(row, c_user);
+            b.client_addr = r.get(row, c_addr);
+            b.client_hostname = r.get(row, c_host);
+            b.query = r.get(row, c_query);
+            b.wait_event_type = r.get(row, c_wait_type);
+            b.wait_event = r.get(row, c_wait);
+            b.backend_start = opt_double(r, row, c_backend_start);
+            b.xact_start = opt_double(r, row, c_xact_start);
+            b.state_change = opt_double(r, row, c_state_change);
+            if (!r.is_null(row, c_xmin_age)) b.backend_xmin_age = r.get_int64(row, c_xmin_age);
+            snap.backends.emplace(pid, std::move(b));
+        }
+    }
+    snap.locks.reserve(locks.size());
+    for (auto& [id, entry] : locks) {
+        std::sort(entry.holders.begin(), entry.holders.end(), [](const Holder& a, const Holder& b) { return a.pid < b.pid; });
+        std::stable_sort(entry.waiters.begin(), entry.waiters.end(), [](const Waiter& a, const Waiter& b) {
+            return a.wait_start.value_or(0) < b.wait_start.value_or(0);
+        });
+        snap.locks.push_back(std::move(entry));
+    }
+    // The map orders by the unsigned pg_locks tag, which puts negative keys after positive ones;
+    // the documented order is by form, then by the signed key (int4 pairs: by the pair).
+    std::sort(snap.locks.begin(), snap.locks.end(), [](const LockEntry& a, const LockEntry& b) {
+        if (a.form != b.form) return a.form < b.form;
+        if (a.form == KeyForm::int_pair)
+            return std::pair(a.pair_first, a.pair_second) < std::pair(b.pair_first, b.pair_second);
+        return a.key < b.key;
+    });
+    return snap;
+}
+
+std::size_t HoldTracker::update(const Snapshot& snapshot) {
+    std::map<std::pair<LockId, int>, Hold> next;
+    for (const LockEntry& lock : snapshot.locks) {
+        for (const Holder& h : lock.holders) {
+            const auto k = std::make_pair(id_of(lock), h.pid);
+            if (auto it = open_.find(k); it != open_.end()) {
+                next.emplace(k, std::move(it->second));
+                open_.erase(it);
+                continue;
+            }
+            Hold hold;
+            hold.lock = id_of(lock);
+            hold.key = lock.key;
+            hold.pid = h.pid;
+            hold.shared = h.shared;
+            hold.start = snapshot.server_now;
+            if (auto b = snapshot.backends.find(h.pid); b != snapshot.backends.end()) {
+                hold.application_name = b->second.application_name;
+                hold.usename = b->second.usename;
+            }
+            next.emplace(k, std::move(hold));
+        }
+    }
+    const std::size_t ended = open_.size();
+    for (auto& [k, hold] : open_) {
+        hold.end = snapshot.server_now;
+        finished_.push_back(std::move(hold));
+    }
+    open_ = std::move(next);
+    trim_finished();
+    return ended;
+}
+
+void HoldTracker::trim_finished() {
+    if (finished_.size() > max_finished_) {
+        finished_.erase(finished_.begin(), finished_.begin() + static_cast<std::ptrdiff_t>(finished_.size() - max_finished_));
+    }
+}
+
+std::vector<Hold> HoldTracker::take_finished() { return std::exchange(finished_, {}); }
+
+std::optional<double> HoldTracker::held_since(const LockId& lock, int pid) const {
+    if (auto it = open_.find({lock, pid}); it != open_.end()) return it->second.start;
+    return std::nullopt;
+}
+
+void HoldTracker::close_all(double when) {
+    for (auto& [k, hold] : open_) {
+        hold.end = when;
+        finished_.push_back(std::move(hold));
+    }
+    open_.clear();
+    trim_finished();
+}
+
+}  // namespace pglock::monitor

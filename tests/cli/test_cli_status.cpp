@@ -1,0 +1,349 @@
+// `pglock status`: what an operator sees of held and awaited locks, with names from a text or
+// SQLite catalog, as text and as JSON, once or with --watch. Holders and waiters are plain libpq
+// sessions, the way other programs on the server would hold them.
+#include <sqlite3.h>
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <csignal>
+
+#include "cli_test_support.hpp"
+
+using namespace clitest;
+
+namespace {
+
+// The test DSN with an application_name, so the CLI's own session can be found.
+QString dsn_with_app(const QString& app) {
+    const QString d = dsn();
+    if (d.startsWith("postgres")) return d + (d.contains('?') ? "&" : "?") + "application_name=" + app;
+    return d + " application_name=" + app;
+}
+
+// RawConn of the CLI tests does not expose its PGconn; waiters need an asynchronous statement,
+// so they get their own connection.
+class AsyncConn {
+public:
+    explicit AsyncConn(const QString& conninfo) : conn_(PQconnectdb(conninfo.toUtf8().constData()), &PQfinish) {
+        if (PQstatus(conn_.get()) != CONNECTION_OK) throw std::runtime_error(PQerrorMessage(conn_.get()));
+    }
+    int pid() const { return PQbackendPID(conn_.get()); }
+    void send(const std::string& sql) {
+        if (!PQsendQuery(conn_.get(), sql.c_str())) throw std::runtime_error(PQerrorMessage(conn_.get()));
+    }
+    bool finish() {
+        bool ok = true;
+        while (PGresult* r = PQgetResult(conn_.get())) {
+            ok = ok && (PQresultStatus(r) == PGRES_TUPLES_OK || PQresultStatus(r) == PGRES_COMMAND_OK);
+            PQclear(r);
+        }
+        return ok;
+    }
+    PGconn* get() const { return conn_.get(); }
+
+private:
+    std::unique_ptr<PGconn, decltype(&PQfinish)> conn_;
+};
+
+QString write_file(const QTemporaryDir& dir, const QString& file, const QByteArray& content) {
+    const QString path = dir.filePath(file);
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(content) != content.size()) throw std::runtime_error("cannot write " + path.toStdString());
+    return path;
+}
+
+// A lockscope SQLite catalog with the app's schema. Each row: (name, stored key).
+QString write_sqlite_catalog(const QTemporaryDir& dir, const std::vector<std::pair<QByteArray, qint64>>& rows) {
+    const QString path = dir.filePath("catalog.sqlite");
+    sqlite3* db = nullptr;
+    if (sqlite3_open(path.toUtf8().constData(), &db) != SQLITE_OK) throw std::runtime_error("sqlite3_open");
+    std::unique_ptr<sqlite3, decltype(&sqlite3_close)> owner(db, &sqlite3_close);
+    const char* schema =
+        "CREATE TABLE names (name BLOB PRIMARY KEY, key INTEGER NOT NULL, note TEXT NOT NULL DEFAULT '', "
+        "owner TEXT NOT NULL DEFAULT '', added_at TEXT NOT NULL);"
+        "CREATE INDEX names_key ON names (key);";
+    if (sqlite3_exec(db, schema, nullptr, nullptr, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db));
+    for (const auto& [name, key] : rows) {
+        sqlite3_stmt* st = nullptr;
+        sqlite3_prepare_v2(db, "INSERT INTO names (name, key, added_at) VALUES (?, ?, datetime('now'))", -1, &st, nullptr);
+        sqlite3_bind_blob(st, 1, name.constData(), int(name.size()), SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 2, key);
+        const int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        if (rc != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(db));
+    }
+    return path;
+}
+
+// The text line of a lock in `status` output ("key=K name=N form=bigint ...").
+QString lock_line(const QByteArray& out, std::int64_t key) {
+    for (const QByteArray& line : out.split('\n'))
+        if (line.startsWith("key=" + QByteArray::number(qint64(key)) + " ")) return QString::fromUtf8(line);
+    return {};
+}
+
+QJsonObject find_json_lock(const QJsonArray& locks, std::int64_t key) {
+    for (const auto& v : locks) {
+        const QJsonObject o = v.toObject();
+        if (o["form"].toString() == "bigint" && o["key"].toInteger() == key) return o;
+    }
+    return {};
+}
+
+}  // namespace
+
+class TestCliStatus : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+
+private slots:
+    void initTestCase() { QVERIFY(dir_.isValid()); }
+
+    void text_names_catalogued_and_unknown_locks() {
+        const QString known = unique_name("status.known");
+        const QString stranger = unique_name("status.stranger");
+        const auto k1 = key_of(known), k2 = key_of(stranger);
+        // Comments, blank lines and CRLF line ends are part of the format.
+        const QString catalog = write_file(dir_, "names.txt",
+                                           "# a comment\n\n   \n  # an indented comment\nsome.other-name\r\n" +
+                                               known.toUtf8() + "\r\n");
+        RawConn a(dsn());
+        a.lock(k1);
+        a.lock(k2);
+        const auto r = run({"status", "--catalog", catalog, "--dsn", dsn()});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(r.out.startsWith("PostgreSQL 1"), r.out.constData());
+        const QString l1 = lock_line(r.out, k1), l2 = lock_line(r.out, k2);
+        QVERIFY2(l1.contains(" name=" + known + " form=bigint"), r.out.constData());
+        QVERIFY2(l2.contains(" name=unknown form=bigint"), r.out.constData());
+        const auto tag = pglock::tag_of(k1);
+        QVERIFY(l1.contains(QString(" classid=%1 objid=%2").arg(tag.classid).arg(tag.objid)));
+        // The holder line under it: pid, mode, state.
+        QVERIFY2(r.out.contains(QString("  holder pid=%1 mode=exclusive state=idle ").arg(a.pid()).toUtf8()),
+                 r.out.constData());
+        QVERIFY(a.unlock(k1));
+        QVERIFY(a.unlock(k2));
+        // Without --catalog every name is unknown.
+        a.lock(k1);
+        const auto plain = run({"status", "--dsn", dsn()});
+        QCOMPARE(plain.code, 0);
+        QVERIFY2(lock_line(plain.out, k1).contains(" name=unknown "), plain.out.constData());
+        QVERIFY(a.unlock(k1));
+    }
+
+    void json_has_the_documented_fields() {
+        const QString held = unique_name("status.json.held");
+        const QString shared = unique_name("status.json.shared");
+        const QString stranger = unique_name("status.json.stranger");
+        const auto k1 = key_of(held), k2 = key_of(shared), k3 = key_of(stranger);
+        const int p1 = -int(QRandomGenerator::global()->bounded(1, 1 << 30));
+        const int p2 = int(QRandomGenerator::global()->bounded(1, 1 << 30));
+        const QString catalog = write_file(dir_, "json.txt", (held + "\n" + shared + "\n").toUtf8());
+
+        RawConn a(dsn()), c(dsn()), d(dsn());
+        a.query("SET application_name = 'status-json-holder'");
+        a.lock(k1);
+        a.lock(k3);
+        AsyncConn b(dsn());
+        b.send("SELECT pg_advisory_lock(" + std::to_string(k1) + ")");
+        c.scalar("SELECT pg_try_advisory_lock_shared($1::bigint)", {std::to_string(k2)});
+        d.scalar("SELECT pg_try_advisory_lock_shared($1::bigint)", {std::to_string(k2)});
+        c.query("SELECT pg_advisory_lock($1::int4, $2::int4)", {std::to_string(p1), std::to_string(p2)});
+        QVERIFY(eventually([&] { return a.waiting_count(k1) == 1; }));
+
+        // A waiter's waitstart may still be NULL for a moment after its wait began.
+        QJsonObject top, l1;
+        QVERIFY(eventually([&] {
+            const auto r = run({"status", "--json", "--catalog", catalog, "--dsn", dsn()});
+            if (r.code != 0 || r.out.count('\n') != 1) return false;
+            QJsonParseError err{};
+            const auto doc = QJsonDocument::fromJson(r.out, &err);
+            if (err.error != QJsonParseError::NoError || !doc.isObject()) return false;
+            top = doc.object();
+            l1 = find_json_lock(top["locks"].toArray(), k1);
+            return !l1.isEmpty() && l1["waiters"].toArray().size() == 1 &&
+                   l1["waiters"].toArray()[0].toObject()["wait_start"].isDouble();
+        }));
+
+        QVERIFY(top["server_version"].toInteger() >= 140000);
+        QVERIFY(top["in_recovery"].isBool() && !top["in_recovery"].toBool());
+        QVERIFY(top["server_now"].toDouble() > 1.6e9);
+        QVERIFY(top["latency_ms"].isDouble() && top["latency_ms"].toDouble() > 0);
+        const QJsonArray locks = top["locks"].toArray();
+
+        // The held lock, its holder and its waiter.
+        QCOMPARE(l1["form"].toString(), QString("bigint"));
+        QCOMPARE(l1["key"].toInteger(), qint64(k1));  // exact: 64-bit keys survive as integers
+        QCOMPARE(l1["classid"].toInteger(), qint64(pglock::tag_of(k1).classid));
+        QCOMPARE(l1["objid"].toInteger(), qint64(pglock::tag_of(k1).objid));
+        QCOMPARE(l1["name"].toString(), held);
+        QVERIFY(!l1.contains("pair"));
+        const QJsonArray holders = l1["holders"].toArray();
+        QCOMPARE(holders.size(), 1);
+        const QJsonObject h = holders[0].toObject();
+        QCOMPARE(h["pid"].toInt(), a.pid());
+        QCOMPARE(h["mode"].toString(), QString("exclusive"));
+        QCOMPARE(h["state"].toString(), QString("idle"));
+        QCOMPARE(h["application_name"].toString(), QString("status-json-holder"));
+        QVERIFY(h["usename"].isString() && !h["usename"].toString().isEmpty());
+        QVERIFY(h.contains("client_addr") && (h["client_addr"].isNull() || h["client_addr"].isString()));
+        QVERIFY(h.contains("held_for_s") && h["held_for_s"].isNull());  // one poll: first seen now
+        const QJsonObject w = l1["waiters"].toArray()[0].toObject();
+        QCOMPARE(w["pid"].toInt(), b.pid());
+        QCOMPARE(w["mode"].toString(), QString("exclusive"));
+        QVERIFY(w["wait_start"].toDouble() <= top["server_now"].toDouble());
+        QCOMPARE(w["blocked_by"].toArray(), QJsonArray{a.pid()});
+
+        // The shared lock with two holders.
+        const QJsonObject l2 = find_json_lock(locks, k2);
+        QCOMPARE(l2["name"].toString(), shared);
+        QCOMPARE(l2["holders"].toArray().size(), 2);
+        for (const auto& v : l2["holders"].toArray()) QCOMPARE(v.toObject()["mode"].toString(), QString("shared"));
+
+        // Not in the catalog: name null.
+        const QJsonObject l3 = find_json_lock(locks, k3);
+        QVERIFY(!l3.isEmpty());
+        QVERIFY(l3["name"].isNull());
+
+        // The int4 pair: its own form, the pair, no key and no name.
+        QJsonObject pair;
+        for (const auto& v : locks) {
+            const QJsonObject o = v.toObject();
+            if (o["form"].toString() == "int_pair" && o["pair"].toArray() == QJsonArray{p1, p2}) pair = o;
+        }
+        QVERIFY2(!pair.isEmpty(), "the int4-pair lock is missing");
+        QVERIFY(pair["key"].isNull());
+        QVERIFY(pair["name"].isNull());
+        QCOMPARE(pair["classid"].toInteger(), qint64(std::uint32_t(p1)));
+        QCOMPARE(pair["objid"].toInteger(), qint64(p2));
+
+        QVERIFY(a.unlock(k1));
+        QVERIFY(b.finish());
+        QCOMPARE(c.scalar("SELECT pg_advisory_unlock($1::int4, $2::int4)", {std::to_string(p1), std::to_string(p2)}),
+                 std::string("t"));
+    }
+
+    void sqlite_catalog_keys_are_rederived_from_names() {
+        const QString known = unique_name("status.sqlite.known");
+        const QString stranger = unique_name("status.sqlite.stranger");
+        const auto k1 = key_of(known), k2 = key_of(stranger);
+        // The stored keys are wrong on purpose: "known" stores 42, and a decoy stores the key of
+        // the stranger. Only names count.
+        const QString catalog = write_sqlite_catalog(dir_, {{known.toUtf8(), 42}, {"decoy.name", qint64(k2)}});
+        {
+            QFile f(catalog);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QCOMPARE(f.read(16), QByteArray("SQLite format 3\0", 16));
+        }
+        RawConn a(dsn());
+        a.lock(k1);
+        a.lock(k2);
+        const auto r = run({"status", "--catalog", catalog, "--dsn", dsn()});
+        QVERIFY2(r.code == 0, r.err.constData());
+        QVERIFY2(lock_line(r.out, k1).contains(" name=" + known + " "), r.out.constData());
+        QVERIFY2(lock_line(r.out, k2).contains(" name=unknown "), r.out.constData());
+        QVERIFY2(!r.out.contains("decoy.name"), r.out.constData());
+        QVERIFY(a.unlock(k1));
+        QVERIFY(a.unlock(k2));
+    }
+
+    void bad_catalogs_fail_with_one_line() {
+        QByteArray junk(4096, '\0');
+        for (auto& c : junk) c = char(QRandomGenerator::global()->bounded(256));
+        junk[10] = '\0';
+        const QString junk_path = write_file(dir_, "junk.bin", junk);
+        const QString not_catalog = dir_.filePath("other.sqlite");
+        {
+            sqlite3* db = nullptr;
+            QCOMPARE(sqlite3_open(not_catalog.toUtf8().constData(), &db), SQLITE_OK);
+            QCOMPARE(sqlite3_exec(db, "CREATE TABLE t (x)", nullptr, nullptr, nullptr), SQLITE_OK);
+            sqlite3_close(db);
+        }
+        for (const QString& path : {junk_path, dir_.filePath("missing.txt"), not_catalog, dir_.path()}) {
+            // No server is needed to refuse a catalog: the file is read first.
+            const auto r = run({"status", "--catalog", path, "--dsn", dsn()});
+            QVERIFY2(r.code == 1, qPrintable(path + ": " + QString::fromUtf8(r.err)));
+            QVERIFY2(clean_one_line_error(r.err), r.err.constData());
+            QVERIFY2(r.err.contains("catalog " + path.toUtf8()), r.err.constData());
+            QVERIFY(r.out.isEmpty());
+        }
+    }
+
+    void watch_polls_on_one_session_and_exits_0_on_sigterm() {
+        const QString name = unique_name("status.watch");
+        const QString app = unique_name("status-watch-app");
+        const auto key = key_of(name);
+        RawConn a(dsn()), obs(dsn());
+        a.lock(key);
+        Cli cli({"status", "--watch", "0.25s", "--dsn", dsn_with_app(app)});
+        // At least three polls: the first shows held=- (first seen), later ones a duration.
+        QVERIFY2(eventually([&] { return cli.out().count("PostgreSQL ") >= 3 || !cli.running(); }, 15000),
+                 (cli.out() + cli.err()).constData());
+        QVERIFY2(cli.running(), cli.err().constData());
+        // One dedicated monitor session for every poll.
+        QCOMPARE(obs.scalar("SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", {app.toStdString()}),
+                 std::string("1"));
+        QCOMPARE(::kill(pid_t(cli.pid()), SIGTERM), 0);
+        QVERIFY(cli.wait_finished(10000));
+        QVERIFY(!cli.crashed());
+        QVERIFY2(cli.exit_code() == 0, cli.err().constData());
+        QVERIFY2(cli.err().isEmpty(), cli.err().constData());
+
+        // Not a tty: plain snapshots separated by a blank line, no escape sequences.
+        const QByteArray out = cli.out();
+        QVERIFY(!out.contains('\x1b'));
+        const QList<QByteArray> lines = out.split('\n');
+        QVERIFY(out.contains("\n\nPostgreSQL "));
+        const QString holder = QString("holder pid=%1 ").arg(a.pid());
+        QStringList held;  // the held= of our holder, poll by poll
+        for (const QByteArray& line : lines)
+            if (QString::fromUtf8(line).contains(holder)) held << QString::fromUtf8(line).section("held=", 1);
+        QVERIFY2(held.size() >= 3, out.constData());
+        QCOMPARE(held[0], QString("-"));
+        QVERIFY2(QRegularExpression("^[0-9.]+(ms|s)$").match(held[2]).hasMatch(), qPrintable(held.join(" | ")));
+        QVERIFY(a.unlock(key));
+    }
+
+    void watch_json_is_one_object_per_poll() {
+        const QString name = unique_name("status.watch.json");
+        const auto key = key_of(name);
+        RawConn a(dsn());
+        a.lock(key);
+        Cli cli({"status", "--json", "--watch", "0.25", "--dsn", dsn()});
+        QVERIFY(eventually([&] { return cli.out().count('\n') >= 3 || !cli.running(); }, 15000));
+        QCOMPARE(::kill(pid_t(cli.pid()), SIGINT), 0);
+        QVERIFY(cli.wait_finished(10000));
+        QCOMPARE(cli.exit_code(), 0);
+        QList<QByteArray> lines = cli.out().split('\n');
+        QVERIFY(lines.last().isEmpty());
+        lines.removeLast();
+        QVERIFY(lines.size() >= 3);
+        std::vector<QJsonValue> held;
+        for (const QByteArray& line : lines) {
+            const auto doc = QJsonDocument::fromJson(line);
+            QVERIFY2(doc.isObject(), line.constData());
+            const QJsonObject l = find_json_lock(doc.object()["locks"].toArray(), key);
+            QVERIFY(!l.isEmpty());
+            held.push_back(l["holders"].toArray()[0].toObject()["held_for_s"]);
+        }
+        QVERIFY(held[0].isNull());
+        QVERIFY(held[2].isDouble() && held[2].toDouble() > 0);
+        QVERIFY(held[2].toDouble() > held[1].toDouble());
+        QVERIFY(a.unlock(key));
+    }
+
+    void watch_interval_bounds_are_usage_errors() {
+        QCOMPARE(run({"status", "--watch", "0.1s", "--dsn", dsn()}).code, 2);
+        QCOMPARE(run({"status", "--watch", "61s", "--dsn", dsn()}).code, 2);
+        QCOMPARE(run({"status", "--watch", "soon", "--dsn", dsn()}).code, 2);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliStatus)
+#include "test_cli_status.moc"

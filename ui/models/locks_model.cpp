@@ -1,0 +1,874 @@
+#include "models/locks_model.hpp"
+
+#include <QColor>
+#include <QFont>
+#include <QScopedValueRollback>
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+#include <utility>
+
+namespace lockscope {
+
+using pglock::monitor::Backend;
+using pglock::monitor::KeyForm;
+using pglock::monitor::LockEntry;
+using pglock::monitor::LockId;
+using pglock::monitor::Snapshot;
+using pglock::monitor::Waiter;
+
+namespace {
+
+constexpr unsigned bit(int column) { return 1u << column; }
+constexpr unsigned kAllColumns = (1u << LocksModel::ColumnCount) - 1;
+static_assert(LocksModel::ColumnCount < 32, "column masks are 32-bit");
+
+// Tooltips show the start of a query; the session panel shows all of it.
+constexpr qsizetype kTooltipQueryChars = 500;
+
+QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+QString elide(const std::string& text) {
+    QString q = QString::fromStdString(text).simplified();
+    if (q.size() > kTooltipQueryChars) q = q.left(kTooltipQueryChars) + QChar(0x2026);
+    return q;
+}
+
+const Backend* backendOf(const Snapshot& snap, int pid) {
+    const auto it = snap.backends.find(pid);
+    return it == snap.backends.end() ? nullptr : &it->second;
+}
+
+bool isIdleInTx(std::string_view state) { return state.starts_with("idle in transaction"); }
+
+// How bad a holder's state is for the lock: a session sitting idle inside a transaction keeps its
+// locks (and the xmin horizon) for nothing, an idle session holding a session lock may have leaked
+// it, an active one is working. Unknown states (not visible, "disabled") rank lowest.
+int stateRank(std::string_view state) {
+    if (state == "idle in transaction (aborted)") return 4;
+    if (state == "idle in transaction") return 3;
+    if (state == "idle") return 2;
+    if (state == "active" || state == "fastpath function call") return 1;
+    return 0;
+}
+
+// "" for a session we cannot see (no privilege: pg_stat_activity shows NULL state and address);
+// "local" for a unix-socket client, whose client_addr is NULL too.
+std::string_view clientOf(const Backend* b) {
+    if (!b || b->state.empty()) return b && !b->client_addr.empty() ? std::string_view(b->client_addr) : std::string_view();
+    return b->client_addr.empty() ? std::string_view("local") : std::string_view(b->client_addr);
+}
+
+enum class Field { application, user, client };
+
+std::string_view fieldOf(const Backend* b, Field f) {
+    if (!b) return {};
+    switch (f) {
+    case Field::application: return b->application_name;
+    case Field::user: return b->usename;
+    case Field::client: return clientOf(b);
+    }
+    return {};
+}
+
+// The distinct non-empty values of a field over the holders, in holder (pid) order: what the
+// Application / User / Client cells show. Used both by data() and by the merge's comparison, so
+// that "changed" means exactly "shows something else".
+void distinctValues(const LockEntry& e, const Snapshot& s, Field f, std::vector<std::string_view>& out) {
+    out.clear();
+    for (const auto& h : e.holders) {
+        const std::string_view v = fieldOf(backendOf(s, h.pid), f);
+        if (!v.empty() && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    }
+}
+
+QString joined(const std::vector<std::string_view>& values) {
+    QString out;
+    for (const auto& v : values) {
+        if (!out.isEmpty()) out += QLatin1String(", ");
+        out += qs(v);
+    }
+    return out;
+}
+
+bool sameDistinct(const LockEntry& a, const Snapshot& sa, const LockEntry& b, const Snapshot& sb, Field f) {
+    std::vector<std::string_view> va, vb;
+    distinctValues(a, sa, f, va);
+    distinctValues(b, sb, f, vb);
+    return va == vb;
+}
+
+std::string_view worstState(const LockEntry& e, const Snapshot& s) {
+    std::string_view worst;
+    int rank = -1;
+    for (const auto& h : e.holders) {
+        const Backend* b = backendOf(s, h.pid);
+        const std::string_view state = b ? std::string_view(b->state) : std::string_view();
+        if (stateRank(state) > rank) {
+            rank = stateRank(state);
+            worst = state;
+        }
+    }
+    return worst;
+}
+
+enum class LockMode { none, exclusive, shared, mixed };
+
+LockMode modeOf(const LockEntry& e) {
+    bool shared = false, exclusive = false;
+    for (const auto& h : e.holders) (h.shared ? shared : exclusive) = true;
+    if (shared && exclusive) return LockMode::mixed;
+    if (shared) return LockMode::shared;
+    return exclusive ? LockMode::exclusive : LockMode::none;
+}
+
+QString modeText(LockMode m) {
+    switch (m) {
+    case LockMode::exclusive: return QStringLiteral("exclusive");
+    case LockMode::shared: return QStringLiteral("shared");
+    case LockMode::mixed: return QStringLiteral("mixed");
+    case LockMode::none: break;
+    }
+    return {};
+}
+
+bool samePids(const LockEntry& a, const LockEntry& b) {
+    return std::equal(a.holders.begin(), a.holders.end(), b.holders.begin(), b.holders.end(),
+                      [](const auto& x, const auto& y) { return x.pid == y.pid; });
+}
+
+bool sameHolders(const LockEntry& a, const LockEntry& b) {
+    return std::equal(a.holders.begin(), a.holders.end(), b.holders.begin(), b.holders.end(),
+                      [](const auto& x, const auto& y) { return x.pid == y.pid && x.shared == y.shared; });
+}
+
+// The Holders tooltip lists each holder's query, the State tooltip each holder's state. For two
+// entries with the same holder pids: does `member` of every holder's session agree?
+bool sameHolderField(const LockEntry& a, const Snapshot& sa, const LockEntry& b, const Snapshot& sb,
+                     std::string Backend::*member) {
+    for (std::size_t i = 0; i < a.holders.size(); ++i) {
+        const Backend* x = backendOf(sa, a.holders[i].pid);
+        const Backend* y = backendOf(sb, b.holders[i].pid);
+        if (!x || !y) {
+            if (x != y) return false;
+            continue;
+        }
+        if (x->*member != y->*member) return false;
+    }
+    return true;
+}
+
+bool anyIdleInTx(const LockEntry& e, const Snapshot& s) {
+    return std::any_of(e.holders.begin(), e.holders.end(), [&](const auto& h) {
+        const Backend* b = backendOf(s, h.pid);
+        return b && isIdleInTx(b->state);
+    });
+}
+
+// The longest time a holder has been idle in transaction, by the snapshot's own clock; < 0 if none.
+double idleSecondsOf(const LockEntry& e, const Snapshot& s) {
+    double idle = -1;
+    for (const auto& h : e.holders) {
+        const Backend* b = backendOf(s, h.pid);
+        if (b && isIdleInTx(b->state) && b->state_change) idle = std::max(idle, std::max(0.0, s.server_now - *b->state_change));
+    }
+    return idle;
+}
+
+bool sameBackendForDisplay(const Backend& a, const Backend& b) {
+    return a.state == b.state && a.state_change == b.state_change && a.application_name == b.application_name &&
+           a.usename == b.usename && a.client_addr == b.client_addr && a.client_hostname == b.client_hostname &&
+           a.query == b.query;
+}
+
+// The pids whose pg_stat_activity row changed in a way the model shows, sorted. One linear walk
+// over the two pid-ordered maps: a lock row whose holders did not change only needs a look here.
+std::vector<int> changedPids(const std::map<int, Backend>& before, const std::map<int, Backend>& after) {
+    std::vector<int> out;
+    auto a = before.begin();
+    auto b = after.begin();
+    while (a != before.end() || b != after.end()) {
+        if (b == after.end() || (a != before.end() && a->first < b->first)) {
+            out.push_back((a++)->first);
+        } else if (a == before.end() || b->first < a->first) {
+            out.push_back((b++)->first);
+        } else {
+            if (!sameBackendForDisplay(a->second, b->second)) out.push_back(a->first);
+            ++a;
+            ++b;
+        }
+    }
+    return out;
+}
+
+QString pidList(const std::vector<int>& pids) {
+    QString out;
+    for (int pid : pids) {
+        if (!out.isEmpty()) out += QLatin1String(", ");
+        out += QString::number(pid);
+    }
+    return out;
+}
+
+}  // namespace
+
+LocksModel::LocksModel(QObject* parent) : QAbstractItemModel(parent) { sinceSnapshot_.start(); }
+
+LocksModel::~LocksModel() = default;
+
+// ---- row bookkeeping ------------------------------------------------------------------------
+
+const LocksModel::LockRow& LocksModel::lockAt(int row) const {
+    const auto r = static_cast<std::size_t>(row);
+    return r < rows_.size() ? rows_[r] : old_[oldPos_ + (r - rows_.size())];
+}
+
+int LocksModel::lockCount() const { return static_cast<int>(rows_.size() + (old_.size() - oldPos_)); }
+
+// Binary search: the rows are in LockId order at every moment, during a merge too.
+int LocksModel::rowOfSerial(quint64 serial) const {
+    const auto it = idOfSerial_.find(serial);
+    if (it == idOfSerial_.end()) return -1;
+    int lo = 0, hi = lockCount();
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (lockAt(mid).id < it->second)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < lockCount() && lockAt(lo).serial == serial ? lo : -1;
+}
+
+QModelIndex LocksModel::indexOfLock(const LockId& id, int column) const {
+    int lo = 0, hi = lockCount();
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (lockAt(mid).id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < lockCount() && lockAt(lo).id == id ? index(lo, column) : QModelIndex();
+}
+
+void LocksModel::fillWaiters(const LockRow& row, std::vector<WaiterRow>& out) const {
+    out.clear();
+    out.reserve(row.entry->waiters.size());
+    for (const Waiter& w : row.entry->waiters) out.push_back({w.pid, &w, backendOf(*row.snap, w.pid)});
+    std::stable_sort(out.begin(), out.end(), [](const WaiterRow& a, const WaiterRow& b) { return a.pid < b.pid; });
+    // A backend waits for one lock at a time, so a pid waits at most once per lock; be safe anyway.
+    out.erase(std::unique(out.begin(), out.end(), [](const WaiterRow& a, const WaiterRow& b) { return a.pid == b.pid; }),
+              out.end());
+}
+
+LocksModel::LockRow LocksModel::makeRow(const LockEntry& entry, const Snapshot& snap) {
+    LockRow row;
+    row.id = pglock::monitor::id_of(entry);
+    row.serial = nextSerial_++;
+    row.entry = &entry;
+    row.snap = &snap;
+    row.idleInTx = anyIdleInTx(entry, snap);
+    if (!entry.waiters.empty()) fillWaiters(row, row.waiters);
+    return row;
+}
+
+// ---- the merge ------------------------------------------------------------------------------
+
+// Which columns of a lock row show something else with `entry` than with what `old` points at.
+// Held for is time-driven (tick()); here it changes only with the set of holders.
+unsigned LocksModel::diffLock(const LockRow& old, const LockEntry& entry, const Snapshot& snap,
+                              const std::vector<int>& changed, bool& idleInTx) const {
+    const LockEntry& before = *old.entry;
+    const Snapshot& then = *old.snap;
+    unsigned mask = 0;
+    if (before.waiters.size() != entry.waiters.size()) mask |= bit(Waiters);
+
+    // Clean: same holders, and none of their sessions changed. Most rows of most polls are clean
+    // and cost a few comparisons, without a single backend lookup.
+    bool dirty = !sameHolders(before, entry);
+    for (std::size_t i = 0; !dirty && i < entry.holders.size(); ++i)
+        dirty = std::binary_search(changed.begin(), changed.end(), entry.holders[i].pid);
+    idleInTx = dirty ? anyIdleInTx(entry, snap) : old.idleInTx;
+    if (dirty) {
+        if (modeOf(before) != modeOf(entry)) mask |= bit(Mode);
+        const bool pids = samePids(before, entry);
+        if (!pids)
+            mask |= bit(Holders) | bit(HeldFor);
+        else if (!sameHolderField(before, then, entry, snap, &Backend::query))
+            mask |= bit(Holders);
+        if (!pids || worstState(before, then) != worstState(entry, snap) ||
+            !sameHolderField(before, then, entry, snap, &Backend::state))
+            mask |= bit(State);
+        if (!sameDistinct(before, then, entry, snap, Field::application)) mask |= bit(Application);
+        if (!sameDistinct(before, then, entry, snap, Field::user)) mask |= bit(User);
+        if (!sameDistinct(before, then, entry, snap, Field::client)) mask |= bit(Client);
+        const auto own = [this](const LockEntry& e) {
+            return std::any_of(e.holders.begin(), e.holders.end(), [this](const auto& h) { return ownPids_.contains(h.pid); });
+        };
+        if (own(before) != own(entry)) mask |= kAllColumns;  // the font of the whole row
+    }
+    if (dirty || old.idleInTx) {
+        // Time moved on the server: the idle seconds (State tooltip and role) and maybe the highlight.
+        const double was = idleSecondsOf(before, then), is = idleSecondsOf(entry, snap);
+        if ((was > idleThreshold_) != (is > idleThreshold_))
+            mask |= kAllColumns;  // background of the whole row
+        else if (was != is)
+            mask |= bit(State);
+    }
+    return mask;
+}
+
+void LocksModel::applySnapshot(std::shared_ptr<const Snapshot> next) {
+    // A slot that applies another snapshot (or clears) from inside a merge signal would pull the
+    // rows from under the walk.
+    Q_ASSERT(!merging_);
+    if (merging_) {
+        qWarning("LocksModel::applySnapshot called from inside a merge; ignored");
+        return;
+    }
+    const QScopedValueRollback<bool> merging(merging_, true);
+    if (!next) next = std::make_shared<const Snapshot>();
+    // The previous snapshot stays alive until the end: unvisited rows still point into it.
+    const std::shared_ptr<const Snapshot> prev = std::exchange(snapshot_, next);
+    sinceSnapshot_.restart();
+
+    // The incoming locks in LockId order, each lock once. The monitor already sorts them; checking
+    // costs one pass, sorting only happens for a producer that does not.
+    std::vector<const LockEntry*>& order = order_;  // a member only to keep its capacity
+    order.clear();
+    order.reserve(next->locks.size());
+    for (const LockEntry& e : next->locks) order.push_back(&e);
+    const auto byId = [](const LockEntry* a, const LockEntry* b) { return pglock::monitor::id_of(*a) < pglock::monitor::id_of(*b); };
+    if (!std::is_sorted(order.begin(), order.end(), byId)) std::stable_sort(order.begin(), order.end(), byId);
+    order.erase(std::unique(order.begin(), order.end(),
+                            [](const LockEntry* a, const LockEntry* b) { return pglock::monitor::id_of(*a) == pglock::monitor::id_of(*b); }),
+                order.end());
+
+    static const std::map<int, Backend> kNone;
+    const std::vector<int> changed = changedPids(prev ? prev->backends : kNone, next->backends);
+
+    // Walk the previous rows (old_) and the incoming locks together; see the header on rows_/old_.
+    std::swap(rows_, old_);
+    rows_.clear();
+    rows_.reserve(order.size());
+    oldPos_ = 0;
+    std::vector<std::pair<int, unsigned>> changes;  // (row, column mask), rows in final positions
+    std::size_t j = 0;
+    const auto oldBefore = [&](std::size_t i, std::size_t k) { return k == order.size() || old_[i].id < pglock::monitor::id_of(*order[k]); };
+    const auto newBefore = [&](std::size_t k, std::size_t i) { return i == old_.size() || pglock::monitor::id_of(*order[k]) < old_[i].id; };
+    while (oldPos_ < old_.size() || j < order.size()) {
+        const int here = static_cast<int>(rows_.size());
+        if (oldPos_ < old_.size() && oldBefore(oldPos_, j)) {
+            // A run of vanished locks: one contiguous removal.
+            std::size_t end = oldPos_ + 1;
+            while (end < old_.size() && oldBefore(end, j)) ++end;
+            beginRemoveRows({}, here, here + static_cast<int>(end - oldPos_) - 1);
+            for (std::size_t k = oldPos_; k < end; ++k) idOfSerial_.erase(old_[k].serial);
+            oldPos_ = end;
+            endRemoveRows();
+        } else if (newBefore(j, oldPos_)) {
+            // A run of new locks: one contiguous insertion, their waiters with them.
+            std::size_t end = j + 1;
+            while (end < order.size() && newBefore(end, oldPos_)) ++end;
+            beginInsertRows({}, here, here + static_cast<int>(end - j) - 1);
+            for (; j < end; ++j) {
+                LockRow& row = rows_.emplace_back(makeRow(*order[j], *next));
+                idOfSerial_.emplace(row.serial, row.id);
+            }
+            endInsertRows();
+        } else {
+            // The same lock: repoint it at the new snapshot, then merge its waiters under it.
+            Q_ASSERT(old_[oldPos_].id == pglock::monitor::id_of(*order[j]));
+            LockRow& row = rows_.emplace_back(std::move(old_[oldPos_++]));
+            const LockEntry& entry = *order[j++];
+            bool idleInTx = false;
+            const unsigned mask = diffLock(row, entry, *next, changed, idleInTx);
+            row.entry = &entry;
+            row.snap = next.get();
+            row.idleInTx = idleInTx;
+            if (!row.waiters.empty() || !entry.waiters.empty()) {
+                fillWaiters(row, waiters_);
+                mergeWaiters(here, waiters_);
+            }
+            if (mask) changes.emplace_back(here, mask);
+        }
+    }
+    old_.clear();
+    oldPos_ = 0;
+    order.clear();
+    emitRowChanges({}, changes);
+    Q_ASSERT(invariantsHold());
+}
+
+// The same walk for one lock's waiters (sorted by pid), under the lock's (final) row.
+void LocksModel::mergeWaiters(int lockRow, const std::vector<WaiterRow>& next) {
+    const QModelIndex parent = index(lockRow, 0);
+    std::vector<WaiterRow>& cur = rows_[static_cast<std::size_t>(lockRow)].waiters;
+    std::vector<std::pair<int, unsigned>> changes;
+    std::size_t i = 0, k = 0;
+    const auto curBefore = [&](std::size_t a, std::size_t b) { return b == next.size() || cur[a].pid < next[b].pid; };
+    const auto nextBefore = [&](std::size_t b, std::size_t a) { return a == cur.size() || next[b].pid < cur[a].pid; };
+    while (i < cur.size() || k < next.size()) {
+        if (i < cur.size() && curBefore(i, k)) {
+            std::size_t end = i + 1;
+            while (end < cur.size() && curBefore(end, k)) ++end;
+            beginRemoveRows(parent, static_cast<int>(i), static_cast<int>(end) - 1);
+            cur.erase(cur.begin() + static_cast<std::ptrdiff_t>(i), cur.begin() + static_cast<std::ptrdiff_t>(end));
+            endRemoveRows();
+        } else if (nextBefore(k, i)) {
+            std::size_t end = k + 1;
+            while (end < next.size() && nextBefore(end, i)) ++end;
+            beginInsertRows(parent, static_cast<int>(i), static_cast<int>(i + (end - k)) - 1);
+            cur.insert(cur.begin() + static_cast<std::ptrdiff_t>(i), next.begin() + static_cast<std::ptrdiff_t>(k),
+                       next.begin() + static_cast<std::ptrdiff_t>(end));
+            endInsertRows();
+            i += end - k;
+            k = end;
+        } else {
+            const WaiterRow& a = cur[i];
+            const WaiterRow& b = next[k];
+            unsigned mask = 0;
+            if (a.waiter->shared != b.waiter->shared) mask |= bit(Mode);
+            if (a.waiter->blocked_by != b.waiter->blocked_by) mask |= bit(Holders);
+            if (a.waiter->wait_start != b.waiter->wait_start) mask |= bit(HeldFor);
+            const auto field = [](const Backend* be, auto member) { return be ? std::string_view(be->*member) : std::string_view(); };
+            if (field(a.backend, &Backend::query) != field(b.backend, &Backend::query)) {
+                mask |= kAllColumns;  // the query is every cell's tooltip
+            } else {
+                if (field(a.backend, &Backend::state) != field(b.backend, &Backend::state)) mask |= bit(State);
+                if (field(a.backend, &Backend::application_name) != field(b.backend, &Backend::application_name))
+                    mask |= bit(Application);
+                if (field(a.backend, &Backend::usename) != field(b.backend, &Backend::usename)) mask |= bit(User);
+                if (clientOf(a.backend) != clientOf(b.backend)) mask |= bit(Client);
+            }
+            cur[i] = b;
+            if (mask) changes.emplace_back(static_cast<int>(i), mask);
+            ++i;
+            ++k;
+        }
+    }
+    emitRowChanges(parent, changes);
+}
+
+// One dataChanged per run of consecutive rows with the same changed columns, per run of columns.
+void LocksModel::emitRowChanges(const QModelIndex& parent, const std::vector<std::pair<int, unsigned>>& changes) {
+    for (std::size_t a = 0; a < changes.size();) {
+        std::size_t b = a + 1;
+        while (b < changes.size() && changes[b].first == changes[b - 1].first + 1 && changes[b].second == changes[a].second) ++b;
+        const unsigned mask = changes[a].second;
+        for (int c = 0; c < ColumnCount;) {
+            if (!(mask & bit(c))) {
+                ++c;
+                continue;
+            }
+            int e = c;
+            while (e + 1 < ColumnCount && (mask & bit(e + 1))) ++e;
+            emit dataChanged(index(changes[a].first, c, parent), index(changes[b - 1].first, e, parent));
+            c = e + 1;
+        }
+        a = b;
+    }
+}
+
+void LocksModel::clear() {
+    Q_ASSERT(!merging_);
+    if (merging_) return;
+    beginResetModel();
+    rows_.clear();
+    old_.clear();
+    oldPos_ = 0;
+    idOfSerial_.clear();
+    snapshot_.reset();
+    endResetModel();
+}
+
+void LocksModel::tick() {
+    const int n = lockCount();
+    if (n == 0) return;
+    const QList<int> roles{Qt::DisplayRole, SortRole};
+    emit dataChanged(index(0, HeldFor), index(n - 1, HeldFor), roles);
+    for (int r = 0; r < n; ++r) {
+        const auto& w = lockAt(r).waiters;
+        if (w.empty()) continue;
+        const QModelIndex parent = index(r, 0);
+        emit dataChanged(index(0, HeldFor, parent), index(static_cast<int>(w.size()) - 1, HeldFor, parent), roles);
+    }
+}
+
+void LocksModel::setNameLookup(NameLookup lookup) {
+    nameLookup_ = std::move(lookup);
+    refreshNames();
+}
+
+void LocksModel::refreshNames() {
+    const int n = lockCount();
+    // All roles: the name is also the tooltip, IsUnknownRole, SortRole and FilterRole.
+    if (n > 0) emit dataChanged(index(0, Name), index(n - 1, Name));
+}
+
+void LocksModel::setHeldSinceProvider(HeldSinceProvider provider) {
+    heldSince_ = std::move(provider);
+    tick();
+}
+
+void LocksModel::setOwnPids(QSet<int> pids) {
+    const QSet<int> before = std::exchange(ownPids_, std::move(pids));
+    const auto holdsAny = [](const LockRow& row, const QSet<int>& set) {
+        return std::any_of(row.entry->holders.begin(), row.entry->holders.end(), [&](const auto& h) { return set.contains(h.pid); });
+    };
+    std::vector<std::pair<int, unsigned>> changes;
+    for (int r = 0; r < lockCount(); ++r) {
+        const LockRow& row = lockAt(r);
+        if (holdsAny(row, before) != holdsAny(row, ownPids_)) changes.emplace_back(r, kAllColumns);
+        std::vector<std::pair<int, unsigned>> kids;
+        for (std::size_t i = 0; i < row.waiters.size(); ++i)
+            if (before.contains(row.waiters[i].pid) != ownPids_.contains(row.waiters[i].pid)) kids.emplace_back(static_cast<int>(i), kAllColumns);
+        if (!kids.empty()) emitRowChanges(index(r, 0), kids);
+    }
+    emitRowChanges({}, changes);
+}
+
+void LocksModel::setIdleInTransactionThreshold(double seconds) {
+    const double before = std::exchange(idleThreshold_, seconds);
+    std::vector<std::pair<int, unsigned>> changes;
+    for (int r = 0; r < lockCount(); ++r) {
+        const LockRow& row = lockAt(r);
+        if (!row.idleInTx) continue;
+        const double idle = idleSeconds(row);
+        if ((idle > before) != (idle > idleThreshold_)) changes.emplace_back(r, kAllColumns);
+    }
+    emitRowChanges({}, changes);
+}
+
+bool LocksModel::invariantsHold() const {
+    if (!old_.empty() || oldPos_ != 0) return false;  // only meaningful between merges
+    if (idOfSerial_.size() != rows_.size()) return false;
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+        const LockRow& row = rows_[i];
+        if (i > 0 && !(rows_[i - 1].id < row.id)) return false;  // strictly sorted: unique and ordered
+        const auto it = idOfSerial_.find(row.serial);
+        if (it == idOfSerial_.end() || !(it->second == row.id)) return false;
+        if (row.serial == 0 || row.serial >= nextSerial_) return false;
+        if (!snapshot_ || row.snap != snapshot_.get()) return false;
+        const auto& locks = snapshot_->locks;
+        if (locks.empty() || row.entry < locks.data() || row.entry >= locks.data() + locks.size()) return false;
+        if (!(pglock::monitor::id_of(*row.entry) == row.id)) return false;
+        if (row.idleInTx != anyIdleInTx(*row.entry, *row.snap)) return false;
+        const auto& ws = row.entry->waiters;
+        if (row.waiters.size() > ws.size()) return false;
+        for (std::size_t k = 0; k < row.waiters.size(); ++k) {
+            const WaiterRow& w = row.waiters[k];
+            if (k > 0 && !(row.waiters[k - 1].pid < w.pid)) return false;
+            if (w.waiter < ws.data() || w.waiter >= ws.data() + ws.size() || w.waiter->pid != w.pid) return false;
+            if (w.backend != backendOf(*row.snap, w.pid)) return false;
+        }
+    }
+    return true;
+}
+
+// ---- item model -----------------------------------------------------------------------------
+//
+// internalId: 0 for a lock (top-level) row; for a waiter row, the serial of its lock. A serial is
+// handed out when a lock first appears and never reused, and idOfSerial_ maps it back to the lock,
+// whose row a binary search finds. Not a row number, not a pointer: rows shift when locks come
+// and go, and rows_ reallocates, but a waiter's index (and a QPersistentModelIndex on it, whose
+// row Qt updates) keeps naming the same lock. An index of a lock that is gone has parent()
+// invalid and data() empty rather than pointing at another lock.
+
+QModelIndex LocksModel::index(int row, int column, const QModelIndex& parent) const {
+    if (row < 0 || column < 0 || column >= ColumnCount) return {};
+    if (!parent.isValid()) return row < lockCount() ? createIndex(row, column, quintptr(0)) : QModelIndex();
+    if (parent.internalId() != 0 || parent.column() != 0 || parent.row() >= lockCount()) return {};
+    const LockRow& lock = lockAt(parent.row());
+    if (static_cast<std::size_t>(row) >= lock.waiters.size()) return {};
+    return createIndex(row, column, static_cast<quintptr>(lock.serial));
+}
+
+QModelIndex LocksModel::parent(const QModelIndex& child) const {
+    if (!child.isValid() || child.internalId() == 0) return {};
+    const int row = rowOfSerial(child.internalId());
+    return row < 0 ? QModelIndex() : createIndex(row, 0, quintptr(0));
+}
+
+int LocksModel::rowCount(const QModelIndex& parent) const {
+    if (!parent.isValid()) return lockCount();
+    if (parent.internalId() != 0 || parent.column() != 0 || parent.row() >= lockCount()) return 0;
+    return static_cast<int>(lockAt(parent.row()).waiters.size());
+}
+
+int LocksModel::columnCount(const QModelIndex&) const { return ColumnCount; }
+
+Qt::ItemFlags LocksModel::flags(const QModelIndex& index) const {
+    if (!index.isValid()) return Qt::NoItemFlags;
+    Qt::ItemFlags f = Qt::ItemIsSelectable | Qt::ItemIsEnabled;
+    if (index.internalId() != 0) f |= Qt::ItemNeverHasChildren;
+    return f;
+}
+
+QVariant LocksModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
+    if (role == Qt::DisplayRole) {
+        switch (static_cast<Column>(section)) {
+        case Name: return tr("Name");
+        case Key: return tr("Key");
+        case Mode: return tr("Mode");
+        case Holders: return tr("Holders");
+        case State: return tr("State");
+        case Application: return tr("Application");
+        case User: return tr("User");
+        case Client: return tr("Client");
+        case HeldFor: return tr("Held for");
+        case Waiters: return tr("Waiters");
+        case ColumnCount: break;
+        }
+    } else if (role == Qt::ToolTipRole) {
+        switch (static_cast<Column>(section)) {
+        case Name: return tr("The lock's name from the catalog, or \"unknown\"");
+        case Key: return tr("The advisory key (bigint) as pg_advisory_lock takes it");
+        case State: return tr("The holders' session state; with several holders the worst one");
+        case Client: return tr("The client address; \"local\" for a unix-socket connection");
+        case HeldFor: return tr("Time since the oldest current holder took the lock");
+        case Waiters: return tr("Sessions waiting for the lock");
+        default: break;
+        }
+    } else if (role == Qt::TextAlignmentRole && (section == Key || section == HeldFor || section == Waiters)) {
+        return int(Qt::AlignRight | Qt::AlignVCenter);
+    }
+    return {};
+}
+
+QVariant LocksModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.model() != this || index.column() >= ColumnCount) return {};
+    if (index.internalId() == 0) {
+        if (index.row() >= lockCount()) return {};
+        return lockData(lockAt(index.row()), index.column(), role);
+    }
+    const int lockRow = rowOfSerial(index.internalId());
+    if (lockRow < 0) return {};
+    const LockRow& lock = lockAt(lockRow);
+    if (static_cast<std::size_t>(index.row()) >= lock.waiters.size()) return {};
+    return waiterData(lock, lock.waiters[static_cast<std::size_t>(index.row())], index.column(), role);
+}
+
+// ---- cell contents --------------------------------------------------------------------------
+
+double LocksModel::now() const {
+    // The server's clock at the last poll, moved on by the time elapsed here since: hold starts
+    // and wait starts are server times, and the local clock may be off.
+    return snapshot_ ? snapshot_->server_now + static_cast<double>(sinceSnapshot_.elapsed()) / 1000.0 : 0.0;
+}
+
+std::optional<QString> LocksModel::nameOf(const LockRow& row) const {
+    if (row.id.form != KeyForm::bigint || !nameLookup_) return std::nullopt;
+    auto name = nameLookup_(row.entry->key);
+    if (name && name->isEmpty()) return std::nullopt;
+    return name;
+}
+
+bool LocksModel::isOwn(const LockRow& row) const {
+    return std::any_of(row.entry->holders.begin(), row.entry->holders.end(), [this](const auto& h) { return ownPids_.contains(h.pid); });
+}
+
+std::optional<double> LocksModel::heldSeconds(const LockRow& row) const {
+    if (!heldSince_) return std::nullopt;
+    std::optional<double> earliest;
+    for (const auto& h : row.entry->holders)
+        if (const auto since = heldSince_(row.id, h.pid); since && (!earliest || *since < *earliest)) earliest = since;
+    if (!earliest) return std::nullopt;
+    return std::max(0.0, now() - *earliest);
+}
+
+double LocksModel::idleSeconds(const LockRow& row) const { return idleSecondsOf(*row.entry, *row.snap); }
+
+bool LocksModel::highlighted(const LockRow& row) const { return row.idleInTx && idleSeconds(row) > idleThreshold_; }
+
+QString LocksModel::formatDuration(double seconds) {
+    if (!(seconds > 0)) seconds = 0;  // also NaN
+    const auto tenths = std::llround(seconds * 10);
+    if (tenths < 600) return QStringLiteral("%1.%2 s").arg(tenths / 10).arg(tenths % 10);
+    // Whole seconds from here on; at least 60, since 59.96 rounded to "60.0 s" above.
+    const auto s = std::max(60LL, static_cast<long long>(std::floor(seconds)));
+    if (s < 3600) return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60, 2, 10, QChar('0'));
+    if (s < 86400) return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QChar('0'));
+    return QStringLiteral("%1 d %2 h").arg(s / 86400).arg((s % 86400) / 3600, 2, 10, QChar('0'));
+}
+
+QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
+    const LockEntry& e = *row.entry;
+    const Snapshot& s = *row.snap;
+    const bool pair = row.id.form == KeyForm::int_pair;
+    const auto display = [&]() -> QString {
+        std::vector<std::string_view> values;
+        switch (static_cast<Column>(column)) {
+        case Name:
+            if (pair) return QStringLiteral("(%1, %2) int4 pair").arg(e.pair_first).arg(e.pair_second);
+            return nameOf(row).value_or(QStringLiteral("unknown"));
+        case Key: return pair ? QStringLiteral("%1, %2").arg(e.pair_first).arg(e.pair_second) : QString::number(e.key);
+        case Mode: return modeText(modeOf(e));
+        case Holders: {
+            QString out;
+            for (const auto& h : e.holders) {
+                if (!out.isEmpty()) out += QLatin1String(", ");
+                out += QString::number(h.pid);
+            }
+            return out;
+        }
+        case State: return qs(worstState(e, s));
+        case Application: distinctValues(e, s, Field::application, values); return joined(values);
+        case User: distinctValues(e, s, Field::user, values); return joined(values);
+        case Client: distinctValues(e, s, Field::client, values); return joined(values);
+        case HeldFor: {
+            const auto held = heldSeconds(row);
+            return held ? formatDuration(*held) : QString();
+        }
+        case Waiters: return e.waiters.empty() ? QString() : QString::number(e.waiters.size());
+        case ColumnCount: break;
+        }
+        return {};
+    };
+
+    switch (role) {
+    case Qt::DisplayRole: return display();
+    case Qt::ToolTipRole:
+        switch (column) {
+        case Name: {
+            QString tip;
+            if (pair)
+                tip = tr("pg_advisory_lock(int4, int4) with keys %1 and %2: not a named lock").arg(e.pair_first).arg(e.pair_second);
+            else if (auto name = nameOf(row))
+                tip = tr("%1\nkey %2").arg(*name).arg(e.key);
+            else
+                tip = tr("No name known for key %1").arg(e.key);
+            if (isOwn(row)) tip += tr("\nHeld by this application");
+            return tip;
+        }
+        case Key:
+            return tr("pg_locks: classid %1, objid %2, objsubid %3").arg(row.id.tag.classid).arg(row.id.tag.objid).arg(pair ? 2 : 1);
+        case Holders:
+        case State: {
+            QStringList lines;
+            for (const auto& h : e.holders) {
+                const Backend* b = backendOf(s, h.pid);
+                QString line = tr("pid %1%2:").arg(h.pid).arg(h.shared ? tr(" (shared)") : QString());
+                if (column == Holders) {
+                    line += QLatin1Char(' ') + (b ? elide(b->query) : QString());
+                } else {
+                    line += QLatin1Char(' ') + (b ? qs(b->state) : QString());
+                    if (b && isIdleInTx(b->state) && b->state_change)
+                        line += tr(" for %1").arg(formatDuration(s.server_now - *b->state_change));
+                }
+                lines << line;
+            }
+            return lines.isEmpty() ? QVariant() : QVariant(lines.join(QLatin1Char('\n')));
+        }
+        default: return {};
+        }
+    case Qt::FontRole:
+        if (isOwn(row)) {
+            QFont font;
+            font.setItalic(true);
+            return font;
+        }
+        return {};
+    case Qt::BackgroundRole: return highlighted(row) ? QVariant(QColor(255, 213, 128)) : QVariant();
+    case Qt::ForegroundRole: return highlighted(row) ? QVariant(QColor(Qt::black)) : QVariant();
+    case Qt::TextAlignmentRole:
+        if (column == Key || column == HeldFor || column == Waiters) return int(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case KeyRole: return QVariant::fromValue(static_cast<qint64>(e.key));
+    case PidsRole: {
+        QList<int> pids;
+        pids.reserve(static_cast<qsizetype>(e.holders.size()));
+        for (const auto& h : e.holders) pids << h.pid;
+        return QVariant::fromValue(pids);
+    }
+    case LockIdRole: return QVariant::fromValue(row.id);
+    case IsUnknownRole: return !nameOf(row).has_value();
+    case IdleInTxSecondsRole: {
+        const double idle = idleSeconds(row);
+        return idle >= 0 ? QVariant(idle) : QVariant();
+    }
+    case SortRole:
+        switch (column) {
+        case Key: return QVariant::fromValue(static_cast<qint64>(e.key));
+        case Holders: return QVariant::fromValue(static_cast<qint64>(e.holders.empty() ? -1 : e.holders.front().pid));
+        case HeldFor: return heldSeconds(row).value_or(-1.0);
+        case Waiters: return static_cast<int>(e.waiters.size());
+        default: return display();
+        }
+    case IsOwnRole: return isOwn(row);
+    case IsWaiterRole: return false;
+    case FilterRole: {
+        std::vector<std::string_view> apps;
+        distinctValues(e, s, Field::application, apps);
+        const QString name = pair ? QStringLiteral("(%1, %2) int4 pair").arg(e.pair_first).arg(e.pair_second)
+                                  : nameOf(row).value_or(QStringLiteral("unknown"));
+        return name + QLatin1Char('\n') + QString::number(e.key) + QLatin1Char('\n') + joined(apps);
+    }
+    default: return {};
+    }
+}
+
+QVariant LocksModel::waiterData(const LockRow& lock, const WaiterRow& w, int column, int role) const {
+    const Waiter& wt = *w.waiter;
+    const Backend* b = w.backend;
+    const auto waited = [&]() -> std::optional<double> {
+        if (!wt.wait_start) return std::nullopt;  // PostgreSQL before 14 has no waitstart
+        return std::max(0.0, now() - *wt.wait_start);
+    };
+    const auto display = [&]() -> QString {
+        switch (static_cast<Column>(column)) {
+        case Name: return tr("waiting: pid %1").arg(w.pid);
+        case Mode: return wt.shared ? QStringLiteral("shared") : QStringLiteral("exclusive");
+        case Holders: return wt.blocked_by.empty() ? QString() : tr("blocked by %1").arg(pidList(wt.blocked_by));
+        case State: return b ? qs(b->state) : QString();
+        case Application: return b ? qs(b->application_name) : QString();
+        case User: return b ? qs(b->usename) : QString();
+        case Client: return qs(clientOf(b));
+        case HeldFor: {
+            const auto secs = waited();
+            return secs ? tr("waiting %1").arg(formatDuration(*secs)) : tr("waiting");
+        }
+        case Key:
+        case Waiters:
+        case ColumnCount: break;
+        }
+        return {};
+    };
+
+    switch (role) {
+    case Qt::DisplayRole: return display();
+    case Qt::ToolTipRole: return b && !b->query.empty() ? QVariant(elide(b->query)) : QVariant();
+    case Qt::FontRole:
+        if (ownPids_.contains(w.pid)) {
+            QFont font;
+            font.setItalic(true);
+            return font;
+        }
+        return {};
+    case Qt::TextAlignmentRole:
+        if (column == HeldFor) return int(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case KeyRole: return QVariant::fromValue(static_cast<qint64>(lock.entry->key));
+    case PidsRole: return QVariant::fromValue(QList<int>{w.pid});
+    case LockIdRole: return QVariant::fromValue(lock.id);
+    case IsUnknownRole: return !nameOf(lock).has_value();
+    case IdleInTxSecondsRole: return {};
+    case SortRole:
+        switch (column) {
+        case Key: return QVariant::fromValue(static_cast<qint64>(lock.entry->key));
+        case Holders: return QVariant::fromValue(static_cast<qint64>(wt.blocked_by.empty() ? -1 : wt.blocked_by.front()));
+        case HeldFor: return waited().value_or(-1.0);
+        case Waiters: return 0;
+        default: return display();
+        }
+    case IsOwnRole: return ownPids_.contains(w.pid);
+    case IsWaiterRole: return true;
+    case FilterRole: return b ? qs(b->application_name) : QString();
+    default: return {};
+    }
+}
+
+}  // namespace lockscope

@@ -1,0 +1,171 @@
+// The locks view's model: one top-level row per advisory lock of the latest monitor snapshot, and
+// under each lock one child row per session waiting for it.
+//
+// Polls arrive every second or so and usually change little, so applySnapshot() merges the new
+// snapshot into the rows it already has: vanished locks are removed and new ones inserted in
+// contiguous ranges, and dataChanged is emitted only for the cells whose shown data changed. It
+// never resets the model, so a view's selection, expansion and scroll position survive a poll.
+// Rows are kept in LockId order (waiters in pid order), which makes the merge one linear walk
+// over two sorted sequences; display order is the job of a QSortFilterProxyModel
+// (LocksFilterProxy).
+//
+// Rows point into the snapshot they came from (held by a shared_ptr), so merging an unchanged
+// lock copies no strings and data() builds QStrings only when a view asks for them.
+#pragma once
+
+#include <QAbstractItemModel>
+#include <QElapsedTimer>
+#include <QList>
+#include <QSet>
+#include <QString>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "pglock/monitor.hpp"
+
+Q_DECLARE_METATYPE(pglock::monitor::LockId)
+
+namespace lockscope {
+
+class LocksModel : public QAbstractItemModel {
+    Q_OBJECT
+
+public:
+    enum Column {
+        Name,         // catalog name, "unknown", or "(a, b) int4 pair"; waiters: "waiting: pid N"
+        Key,          // the bigint key in decimal (tooltip: classid/objid)
+        Mode,         // exclusive / shared / mixed; waiters: the mode they asked for
+        Holders,      // "123, 456"; waiters: "blocked by 123"
+        State,        // the holders' worst session state; waiters: their own state
+        Application,
+        User,
+        Client,       // client_addr, or "local" for a unix-socket session
+        HeldFor,      // since the oldest holder's hold started; waiters: "waiting 3.1 s"
+        Waiters,      // number of waiting sessions
+        ColumnCount
+    };
+    Q_ENUM(Column)
+
+    enum Role {
+        KeyRole = Qt::UserRole + 1,  // qint64; a waiter row gives its lock's key
+        PidsRole,                    // QList<int>: the holders; a waiter row: {its pid}
+        LockIdRole,                  // pglock::monitor::LockId (waiters: their lock's)
+        IsUnknownRole,               // bool: no name for the key (int4 pairs never have one)
+        IdleInTxSecondsRole,         // double: longest a holder has been idle in transaction, else invalid
+        SortRole,                    // numbers for Key / Holders / Held for / Waiters, text elsewhere
+        IsOwnRole,                   // bool: held (or waited for) by one of setOwnPids()
+        IsWaiterRole,                // bool: a child row
+        FilterRole,                  // QString: the text LocksFilterProxy matches (name, key, application)
+    };
+    Q_ENUM(Role)
+
+    using NameLookup = std::function<std::optional<QString>(qint64 key)>;
+    // When the hold of `pid` on `lock` started, in server epoch seconds (monitor::HoldTracker).
+    using HeldSinceProvider = std::function<std::optional<double>(const pglock::monitor::LockId& lock, int pid)>;
+
+    explicit LocksModel(QObject* parent = nullptr);
+    ~LocksModel() override;
+
+    // Merges `snapshot` into the rows (see the file comment). A null snapshot is an empty one.
+    void applySnapshot(std::shared_ptr<const pglock::monitor::Snapshot> snapshot);
+    // Disconnected: forget everything. The one place that resets the model.
+    void clear();
+    // Time passed: dataChanged for the Held-for column only (the window calls it every second).
+    void tick();
+
+    void setNameLookup(NameLookup lookup);
+    // The catalog changed: dataChanged for the Name column of every lock.
+    void refreshNames();
+    void setHeldSinceProvider(HeldSinceProvider provider);
+    // The backends of this application: their locks are shown in italics.
+    void setOwnPids(QSet<int> pids);
+    QSet<int> ownPids() const { return ownPids_; }
+    // Holders idle in transaction longer than this are highlighted (default 30 s).
+    void setIdleInTransactionThreshold(double seconds);
+    double idleInTransactionThreshold() const { return idleThreshold_; }
+
+    std::shared_ptr<const pglock::monitor::Snapshot> snapshot() const { return snapshot_; }
+    // The top-level index of a lock, invalid when it is not in the model.
+    QModelIndex indexOfLock(const pglock::monitor::LockId& id, int column = 0) const;
+    // The model's own bookkeeping is consistent (rows sorted and unique, id map in step, rows
+    // pointing into the current snapshot). Checked with Q_ASSERT after each merge; public so that
+    // tests can check it in release builds too.
+    bool invariantsHold() const;
+
+    // "4.2 s", "3 min 05 s", "1 h 02 min", "2 d 03 h".
+    static QString formatDuration(double seconds);
+
+    QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
+    QModelIndex parent(const QModelIndex& child) const override;
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    Qt::ItemFlags flags(const QModelIndex& index) const override;
+
+private:
+    // A waiter row. The pointers go into the snapshot the row was last merged from.
+    struct WaiterRow {
+        int pid = 0;
+        const pglock::monitor::Waiter* waiter = nullptr;
+        const pglock::monitor::Backend* backend = nullptr;  // null when pg_stat_activity had no row
+    };
+    // A lock row. `serial` is its stable identity for child indexes (see index()).
+    struct LockRow {
+        pglock::monitor::LockId id;
+        quint64 serial = 0;
+        const pglock::monitor::LockEntry* entry = nullptr;
+        const pglock::monitor::Snapshot* snap = nullptr;
+        std::vector<WaiterRow> waiters;  // sorted by pid
+        bool idleInTx = false;           // some holder is idle in transaction (cached for the merge)
+    };
+    const LockRow& lockAt(int row) const;
+    int lockCount() const;
+    int rowOfSerial(quint64 serial) const;
+
+    LockRow makeRow(const pglock::monitor::LockEntry& entry, const pglock::monitor::Snapshot& snap);
+    void fillWaiters(const LockRow& row, std::vector<WaiterRow>& out) const;
+    unsigned diffLock(const LockRow& old, const pglock::monitor::LockEntry& entry,
+                      const pglock::monitor::Snapshot& snap, const std::vector<int>& changedPids,
+                      bool& idleInTx) const;
+    void mergeWaiters(int lockRow, const std::vector<WaiterRow>& next);
+    void emitRowChanges(const QModelIndex& parent, const std::vector<std::pair<int, unsigned>>& changes);
+
+    QVariant lockData(const LockRow& row, int column, int role) const;
+    QVariant waiterData(const LockRow& lock, const WaiterRow& w, int column, int role) const;
+    std::optional<QString> nameOf(const LockRow& row) const;
+    bool isOwn(const LockRow& row) const;
+    std::optional<double> heldSeconds(const LockRow& row) const;
+    double idleSeconds(const LockRow& row) const;  // < 0 when no holder is idle in transaction
+    bool highlighted(const LockRow& row) const;
+    double now() const;
+
+    std::shared_ptr<const pglock::monitor::Snapshot> snapshot_;
+    // The rows are rows_ followed by old_[oldPos_..]. Outside a merge old_ is empty. During one,
+    // rows_ holds the merged prefix and old_ the not yet visited rest of the previous rows, so
+    // each step of the walk moves a row at most once: the merge stays O(n) however many ranges
+    // are inserted or removed, and the model is consistent whenever a signal goes out.
+    std::vector<LockRow> rows_;
+    std::vector<LockRow> old_;
+    std::size_t oldPos_ = 0;
+    // serial -> LockId of every lock row, for parent(): a child index carries its lock's serial.
+    std::unordered_map<quint64, pglock::monitor::LockId> idOfSerial_;
+    quint64 nextSerial_ = 1;  // 0 is "top-level row" in internalId; serials are never reused
+    // Scratch space of applySnapshot(), kept between polls so that a merge does not allocate.
+    std::vector<const pglock::monitor::LockEntry*> order_;
+    std::vector<WaiterRow> waiters_;
+    bool merging_ = false;
+    QElapsedTimer sinceSnapshot_;
+
+    NameLookup nameLookup_;
+    HeldSinceProvider heldSince_;
+    QSet<int> ownPids_;
+    double idleThreshold_ = 30.0;
+};
+
+}  // namespace lockscope

@@ -1,0 +1,41 @@
+// What one poll hands to the GUI thread: the snapshot, when each visible hold started, and the
+// holds that ended with it. Immutable once emitted, shared by pointer (no copies per receiver).
+#pragma once
+
+#include <QMetaType>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "pglock/monitor.hpp"
+
+namespace lockscope {
+
+struct PollResult {
+    std::shared_ptr<const pglock::monitor::Snapshot> snapshot;
+    // (lock, pid) -> server epoch seconds when the hold was first seen.
+    std::map<std::pair<pglock::monitor::LockId, int>, double> held_since;
+    std::vector<pglock::monitor::Hold> finished;  // holds that ended since the previous poll
+    quint64 generation = 0;                       // which connection produced it
+
+    std::optional<double> heldSince(const pglock::monitor::LockId& lock, int pid) const {
+        if (auto it = held_since.find({lock, pid}); it != held_since.end()) return it->second;
+        return std::nullopt;
+    }
+};
+
+using PollResultPtr = std::shared_ptr<const PollResult>;
+
+enum class PollState {
+    stopped,       // no connection asked for
+    connecting,    // first attempt under way
+    connected,     // polling
+    disconnected,  // lost or refused: retrying with backoff
+};
+
+}  // namespace lockscope
+
+Q_DECLARE_METATYPE(lockscope::PollResultPtr)
+Q_DECLARE_METATYPE(lockscope::PollState)

@@ -1,0 +1,127 @@
+#include "poller/poll_worker.hpp"
+
+#include <algorithm>
+
+#include "pglock/error.hpp"
+
+namespace lockscope {
+namespace {
+constexpr std::chrono::milliseconds kFirstBackoff{500};
+constexpr std::chrono::milliseconds kMaxBackoff{10000};
+constexpr std::chrono::milliseconds kConnectTimeout{10000};
+}  // namespace
+
+PollWorker::PollWorker() {
+    timer_.setSingleShot(true);
+    connect(&timer_, &QTimer::timeout, this, &PollWorker::tick);
+}
+
+void PollWorker::interrupt() noexcept {
+    std::lock_guard lock(stop_mutex_);
+    stop_.request_stop();
+}
+
+void PollWorker::begin(quint64 generation, const QString& conninfo, const QString& password) {
+    end();
+    {
+        std::lock_guard lock(stop_mutex_);
+        stop_ = std::stop_source();  // the interrupt that preceded this begin is spent
+    }
+    generation_ = generation;
+    conninfo_ = conninfo.toStdString();
+    overrides_.clear();
+    if (!password.isEmpty()) overrides_.emplace_back("password", password.toStdString());
+    active_ = true;
+    ever_connected_ = false;
+    backoff_ = std::chrono::milliseconds(0);
+    emit state(generation_, PollState::connecting, QStringLiteral("connecting…"));
+    schedule(std::chrono::milliseconds(0));
+}
+
+void PollWorker::end() {
+    active_ = false;
+    timer_.stop();
+    session_.reset();
+    tracker_ = pglock::monitor::HoldTracker();
+    // Forget the password as soon as this connection is over.
+    for (auto& [key, value] : overrides_) std::fill(value.begin(), value.end(), '\0');
+    overrides_.clear();
+}
+
+void PollWorker::setInterval(qint64 ms) { interval_ = std::chrono::milliseconds(ms); }
+
+void PollWorker::setPaused(bool paused) {
+    paused_ = paused;
+    if (!paused_ && active_ && !timer_.isActive()) schedule(std::chrono::milliseconds(0));
+}
+
+pglock::Context PollWorker::context(std::chrono::milliseconds timeout) const {
+    std::lock_guard lock(stop_mutex_);
+    return pglock::Context{stop_.get_token(), pglock::Clock::now() + timeout};
+}
+
+bool PollWorker::interrupted() const {
+    std::lock_guard lock(stop_mutex_);
+    return stop_.stop_requested();
+}
+
+void PollWorker::schedule(std::chrono::milliseconds delay) {
+    if (active_) timer_.start(delay);
+}
+
+bool PollWorker::ensureConnected() {
+    if (session_ && session_->ok()) return true;
+    session_.reset();
+    session_.emplace(pglock::Session::connect(conninfo_, context(kConnectTimeout), overrides_));
+    backoff_ = std::chrono::milliseconds(0);
+    ever_connected_ = true;
+    emit state(generation_, PollState::connected, QStringLiteral("connected"));
+    return true;
+}
+
+void PollWorker::lose(const QString& why) {
+    session_.reset();
+    // Holds seen before the outage cannot be told apart from new ones after it: end them at the
+    // last time they were seen, so history never invents a hold across the gap.
+    if (last_server_now_ > 0) tracker_.close_all(last_server_now_);
+    backoff_ = backoff_.count() == 0 ? kFirstBackoff : std::min(backoff_ * 2, kMaxBackoff);
+    const QString message = QStringLiteral("%1 — retrying in %2 s")
+                                .arg(why)
+                                .arg(static_cast<double>(backoff_.count()) / 1000.0, 0, 'f', 1);
+    emit state(generation_, PollState::disconnected, message);
+    schedule(backoff_);
+}
+
+void PollWorker::tick() {
+    if (!active_ || interrupted()) return;
+    if (paused_) return;  // setPaused(false) schedules the next poll
+    try {
+        ensureConnected();
+        // A poll may take long on a struggling server, but never longer than a few intervals.
+        const auto timeout = std::max(std::chrono::milliseconds(5000), interval_ * 3);
+        auto snapshot = std::make_shared<pglock::monitor::Snapshot>(pglock::monitor::poll(*session_, context(timeout)));
+        tracker_.update(*snapshot);
+        last_server_now_ = snapshot->server_now;
+        auto out = std::make_shared<PollResult>();
+        for (const auto& [key, hold] : tracker_.open()) out->held_since.emplace(key, hold.start);
+        out->finished = tracker_.take_finished();
+        out->snapshot = std::move(snapshot);
+        out->generation = generation_;
+        emit result(out);
+        schedule(interval_);
+    } catch (const pglock::Error& e) {
+        if (interrupted()) return;
+        const QString what = QString::fromStdString(e.detail());
+        if (e.code() == pglock::Errc::query_failed && session_ && session_->ok()) {
+            // The server answered with an error (e.g. permissions): keep the session, say so.
+            emit state(generation_, PollState::connected, QStringLiteral("poll failed: %1").arg(what));
+            schedule(std::max(interval_, kFirstBackoff));
+            return;
+        }
+        lose(what);
+    } catch (const std::exception& e) {
+        lose(QString::fromUtf8(e.what()));
+    }
+}
+
+}  // namespace lockscope

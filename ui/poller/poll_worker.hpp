@@ -1,0 +1,65 @@
+// The worker side of Poller: lives on the poll thread, owns the monitor session and the hold
+// tracker. Every blocking libpq call it makes can be cut short through its stop source, which
+// the GUI thread may trigger at any time.
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QTimer>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+
+#include "pglock/monitor.hpp"
+#include "pglock/session.hpp"
+#include "poller/poll_result.hpp"
+
+namespace lockscope {
+
+class PollWorker : public QObject {
+    Q_OBJECT
+public:
+    PollWorker();
+
+    // Thread-safe: cancels a connect or query in progress, so that a new start() or the
+    // thread's end never waits for a slow or unreachable server.
+    void interrupt() noexcept;
+
+public slots:
+    void begin(quint64 generation, const QString& conninfo, const QString& password);
+    void end();
+    void setInterval(qint64 ms);
+    void setPaused(bool paused);
+
+signals:
+    void result(lockscope::PollResultPtr result);
+    void state(quint64 generation, lockscope::PollState state, const QString& message);
+
+private:
+    void tick();
+    bool ensureConnected();
+    void lose(const QString& why);
+    void schedule(std::chrono::milliseconds delay);
+    pglock::Context context(std::chrono::milliseconds timeout) const;
+    bool interrupted() const;
+
+    QTimer timer_{this};  // a child, so moveToThread() takes it along
+    mutable std::mutex stop_mutex_;  // guards stop_: interrupt() comes from the GUI thread
+    std::stop_source stop_;
+    std::optional<pglock::Session> session_;
+    pglock::monitor::HoldTracker tracker_;
+    std::string conninfo_;
+    pglock::Session::Overrides overrides_;  // the password, in memory only
+    quint64 generation_ = 0;
+    bool active_ = false;
+    bool paused_ = false;
+    bool ever_connected_ = false;  // first connect vs reconnect, for the messages
+    std::chrono::milliseconds interval_{1000};
+    std::chrono::milliseconds backoff_{0};
+    double last_server_now_ = 0;
+};
+
+}  // namespace lockscope

@@ -1,0 +1,3 @@
+list(APPEND LOCKSCOPE_UI_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/poller.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/poll_worker.cpp)

@@ -1,0 +1,456 @@
+#include "stores/catalog_store.hpp"
+
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+#include <QSaveFile>
+#include <QSet>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QStandardPaths>
+#include <QUuid>
+
+#include <string_view>
+
+#include "pglock/key.hpp"
+
+namespace lockscope {
+namespace {
+
+// Kept verbatim: the CLI reads this file, and the test compares sqlite_master against it.
+constexpr auto kCreateTable =
+    "CREATE TABLE IF NOT EXISTS names (name BLOB PRIMARY KEY, key INTEGER NOT NULL, "
+    "note TEXT NOT NULL DEFAULT '', owner TEXT NOT NULL DEFAULT '', added_at TEXT NOT NULL)";
+constexpr auto kCreateIndex = "CREATE INDEX IF NOT EXISTS names_key ON names(key)";
+
+qint64 keyOf(const QByteArray& name) {
+    return pglock::key_of(std::string_view(name.constData(), static_cast<std::size_t>(name.size())));
+}
+
+// Qt's SQLite driver binds a null QString as SQL NULL, which the NOT NULL columns refuse.
+QString notNull(const QString& s) { return s.isNull() ? QStringLiteral("") : s; }
+
+QString nowUtc() { return QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs); }
+
+// A write in a transaction: commits when `body` returns true, rolls back otherwise.
+template <typename Body>
+bool inTransaction(QSqlDatabase& db, QString* error, Body&& body) {
+    if (!db.transaction()) {
+        *error = QStringLiteral("cannot begin a transaction: %1").arg(db.lastError().text());
+        return false;
+    }
+    if (!body()) {
+        db.rollback();
+        return false;
+    }
+    if (!db.commit()) {
+        *error = QStringLiteral("commit failed: %1").arg(db.lastError().text());
+        db.rollback();
+        return false;
+    }
+    return true;
+}
+
+QString shown(const QByteArray& name) {
+    return QString::fromUtf8(names::escapeName(name));  // printable, and exact for the user to copy
+}
+
+}  // namespace
+
+CatalogStore::CatalogStore(QObject* parent) : CatalogStore(defaultPath(), parent) {}
+
+CatalogStore::CatalogStore(const QString& path, QObject* parent)
+    : QObject(parent),
+      path_(path),
+      // Unique per instance: two stores (or a store and another part of the app) must never share
+      // or remove each other's connection.
+      connection_(QStringLiteral("lockscope-catalog-") + QUuid::createUuid().toString(QUuid::WithoutBraces)) {
+    openDatabase();
+}
+
+CatalogStore::~CatalogStore() {
+    {
+        QSqlDatabase db = QSqlDatabase::database(connection_, false);
+        if (db.isValid()) db.close();
+    }  // every QSqlDatabase copy must be gone before removeDatabase
+    QSqlDatabase::removeDatabase(connection_);
+}
+
+QString CatalogStore::defaultPath() {
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/catalog.sqlite");
+}
+
+bool CatalogStore::fail(const QString& what, const QString& detail) const {
+    error_ = QStringLiteral("catalog %1: %2: %3").arg(path_, what, detail);
+    return false;
+}
+
+void CatalogStore::openDatabase() {
+    const QFileInfo info(path_);
+    if (!QDir().mkpath(info.absolutePath())) {
+        fail(QStringLiteral("open"), QStringLiteral("cannot create the directory %1").arg(info.absolutePath()));
+        return;
+    }
+    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection_);
+    if (!db.isValid()) {
+        fail(QStringLiteral("open"), QStringLiteral("the Qt SQLite driver (QSQLITE) is not available"));
+        return;
+    }
+    db.setDatabaseName(path_);
+    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));  // the CLI may be reading
+    if (!db.open()) {
+        fail(QStringLiteral("open"), db.lastError().text());
+        return;
+    }
+    // SQLite opens any file lazily; the first statement is what finds "file is not a database".
+    QSqlQuery q(db);
+    if (!q.exec(QString::fromLatin1(kCreateTable))) {
+        fail(QStringLiteral("open"), q.lastError().text());
+        db.close();
+        return;
+    }
+    // An existing `names` table of another program would make every later statement fail in a
+    // confusing way; say so once, here (before the index, which needs the key column).
+    QStringList columns;
+    if (q.exec(QStringLiteral("PRAGMA table_info(names)")))
+        while (q.next()) columns << q.value(1).toString();
+    const QStringList expected = {QStringLiteral("name"), QStringLiteral("key"), QStringLiteral("note"),
+                                  QStringLiteral("owner"), QStringLiteral("added_at")};
+    if (columns != expected) {
+        fail(QStringLiteral("open"), QStringLiteral("its names table (%1) is not a lockscope catalog").arg(columns.join(u',')));
+        db.close();
+        return;
+    }
+    if (!q.exec(QString::fromLatin1(kCreateIndex))) {
+        fail(QStringLiteral("open"), q.lastError().text());
+        db.close();
+        return;
+    }
+    open_ = true;
+}
+
+CatalogStore::AddResult CatalogStore::add(const QByteArray& name, const QString& note, const QString& owner) {
+    if (!open_) return AddResult::failed;
+    if (name.isEmpty()) {
+        fail(QStringLiteral("add"), QStringLiteral("an empty name is not a lock name"));
+        return AddResult::invalid;
+    }
+    QSqlDatabase db = QSqlDatabase::database(connection_, false);
+    int rows = 0;
+    QString error;
+    const bool ok = inTransaction(db, &error, [&] {
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral("INSERT INTO names (name, key, note, owner, added_at) VALUES (?, ?, ?, ?, ?) "
+                                 "ON CONFLICT (name) DO NOTHING"));
+        q.addBindValue(name);
+        q.addBindValue(keyOf(name));
+        q.addBindValue(notNull(note));
+        q.addBindValue(notNull(owner));
+        q.addBindValue(nowUtc());
+        if (!q.exec()) {
+            error = q.lastError().text();
+            return false;
+        }
+        rows = q.numRowsAffected();
+        return true;
+    });
+    if (!ok) {
+        fail(QStringLiteral("add %1").arg(shown(name)), error);
+        return AddResult::failed;
+    }
+    if (rows == 0) {
+        fail(QStringLiteral("add %1").arg(shown(name)), QStringLiteral("already in the catalog"));
+        return AddResult::duplicate;
+    }
+    emit changed();
+    return AddResult::added;
+}
+
+bool CatalogStore::remove(const QByteArray& name) {
+    if (!open_) return false;
+    QSqlDatabase db = QSqlDatabase::database(connection_, false);
+    int rows = 0;
+    QString error;
+    const bool ok = inTransaction(db, &error, [&] {
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral("DELETE FROM names WHERE name = ?"));
+        q.addBindValue(name);
+        if (!q.exec()) {
+            error = q.lastError().text();
+            return false;
+        }
+        rows = q.numRowsAffected();
+        return true;
+    });
+    if (!ok) return fail(QStringLiteral("remove %1").arg(shown(name)), error);
+    if (rows == 0) return fail(QStringLiteral("remove %1").arg(shown(name)), QStringLiteral("not in the catalog"));
+    emit changed();
+    return true;
+}
+
+CatalogStore::RenameResult CatalogStore::rename(const QByteArray& from, const QByteArray& to) {
+    if (!open_) return RenameResult::failed;
+    const QString what = QStringLiteral("rename %1 to %2").arg(shown(from), shown(to));
+    if (to.isEmpty()) {
+        fail(what, QStringLiteral("an empty name is not a lock name"));
+        return RenameResult::invalid;
+    }
+    if (from == to) {
+        if (contains(from)) return RenameResult::unchanged;
+        fail(what, QStringLiteral("not in the catalog"));
+        return RenameResult::notFound;
+    }
+    QSqlDatabase db = QSqlDatabase::database(connection_, false);
+    RenameResult result = RenameResult::failed;
+    QString error;
+    const bool ok = inTransaction(db, &error, [&] {
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral("SELECT 1 FROM names WHERE name = ?"));
+        q.addBindValue(to);
+        if (!q.exec()) {
+            error = q.lastError().text();
+            return false;
+        }
+        if (q.next()) {
+            error = QStringLiteral("the new name is already in the catalog");
+            result = RenameResult::duplicate;
+            return false;
+        }
+        // The key follows the name: it is re-derived, never carried over.
+        q.prepare(QStringLiteral("UPDATE names SET name = ?, key = ? WHERE name = ?"));
+        q.addBindValue(to);
+        q.addBindValue(keyOf(to));
+        q.addBindValue(from);
+        if (!q.exec()) {
+            error = q.lastError().text();
+            return false;
+        }
+        if (q.numRowsAffected() == 0) {
+            error = QStringLiteral("not in the catalog");
+            result = RenameResult::notFound;
+            return false;
+        }
+        result = RenameResult::renamed;
+        return true;
+    });
+    if (!ok) {
+        fail(what, error);
+        return result == RenameResult::renamed ? RenameResult::failed : result;  // renamed: the commit failed
+    }
+    emit changed();
+    return RenameResult::renamed;
+}
+
+namespace {
+bool updateColumn(QSqlDatabase& db, const char* sql, const QString& value, const QByteArray& name, int* rows,
+                  QString* error) {
+    return inTransaction(db, error, [&] {
+        QSqlQuery q(db);
+        q.prepare(QString::fromLatin1(sql));
+        q.addBindValue(notNull(value));
+        q.addBindValue(name);
+        if (!q.exec()) {
+            *error = q.lastError().text();
+            return false;
+        }
+        *rows = q.numRowsAffected();
+        return true;
+    });
+}
+}  // namespace
+
+bool CatalogStore::setNote(const QByteArray& name, const QString& note) {
+    if (!open_) return false;
+    QSqlDatabase db = QSqlDatabase::database(connection_, false);
+    int rows = 0;
+    QString error;
+    if (!updateColumn(db, "UPDATE names SET note = ? WHERE name = ?", note, name, &rows, &error))
+        return fail(QStringLiteral("set the note of %1").arg(shown(name)), error);
+    if (rows == 0) return fail(QStringLiteral("set the note of %1").arg(shown(name)), QStringLiteral("not in the catalog"));
+    emit changed();
+    return true;
+}
+
+bool CatalogStore::setOwner(const QByteArray& name, const QString& owner) {
+    if (!open_) return false;
+    QSqlDatabase db = QSqlDatabase::database(connection_, false);
+    int rows = 0;
+    QString error;
+    if (!updateColumn(db, "UPDATE names SET owner = ? WHERE name = ?", owner, name, &rows, &error))
+        return fail(QStringLiteral("set the owner of %1").arg(shown(name)), error);
+    if (rows == 0) return fail(QStringLiteral("set the owner of %1").arg(shown(name)), QStringLiteral("not in the catalog"));
+    emit changed();
+    return true;
+}
+
+std::vector<CatalogEntry> CatalogStore::entries() const {
+    std::vector<CatalogEntry> out;
+    if (!open_) return out;
+    QSqlQuery q(QSqlDatabase::database(connection_, false));
+    q.setForwardOnly(true);
+    if (!q.exec(QStringLiteral("SELECT name, key, note, owner, added_at FROM names ORDER BY name"))) {
+        fail(QStringLiteral("list"), q.lastError().text());
+        return out;
+    }
+    while (q.next())
+        out.push_back({q.value(0).toByteArray(), q.value(1).toLongLong(), q.value(2).toString(), q.value(3).toString(),
+                       q.value(4).toString()});
+    return out;
+}
+
+std::optional<CatalogEntry> CatalogStore::entry(const QByteArray& name) const {
+    if (!open_) return std::nullopt;
+    QSqlQuery q(QSqlDatabase::database(connection_, false));
+    q.prepare(QStringLiteral("SELECT name, key, note, owner, added_at FROM names WHERE name = ?"));
+    q.addBindValue(name);
+    if (!q.exec()) {
+        fail(QStringLiteral("look up %1").arg(shown(name)), q.lastError().text());
+        return std::nullopt;
+    }
+    if (!q.next()) return std::nullopt;
+    return CatalogEntry{q.value(0).toByteArray(), q.value(1).toLongLong(), q.value(2).toString(), q.value(3).toString(),
+                        q.value(4).toString()};
+}
+
+QList<QByteArray> CatalogStore::namesForKey(qint64 key) const {
+    QList<QByteArray> out;
+    if (!open_) return out;
+    QSqlQuery q(QSqlDatabase::database(connection_, false));
+    q.prepare(QStringLiteral("SELECT name FROM names WHERE key = ? ORDER BY name"));  // uses names_key
+    q.addBindValue(key);
+    if (!q.exec()) {
+        fail(QStringLiteral("look up key %1").arg(key), q.lastError().text());
+        return out;
+    }
+    while (q.next()) out.append(q.value(0).toByteArray());
+    return out;
+}
+
+bool CatalogStore::contains(const QByteArray& name) const {
+    if (!open_) return false;
+    QSqlQuery q(QSqlDatabase::database(connection_, false));
+    q.prepare(QStringLiteral("SELECT 1 FROM names WHERE name = ?"));
+    q.addBindValue(name);
+    if (!q.exec()) return fail(QStringLiteral("look up %1").arg(shown(name)), q.lastError().text());
+    return q.next();
+}
+
+int CatalogStore::count() const {
+    if (!open_) return 0;
+    QSqlQuery q(QSqlDatabase::database(connection_, false));
+    if (!q.exec(QStringLiteral("SELECT count(*) FROM names")) || !q.next()) {
+        fail(QStringLiteral("count"), q.lastError().text());
+        return 0;
+    }
+    return q.value(0).toInt();
+}
+
+bool CatalogStore::exportText(const QString& path) const {
+    if (!open_) return false;
+    QSaveFile file(path);  // a failed export never leaves half a file behind
+    if (!file.open(QIODevice::WriteOnly))
+        return fail(QStringLiteral("export to %1").arg(path), file.errorString());
+    for (const CatalogEntry& e : entries()) {
+        file.write(names::escapeName(e.name));
+        file.write("\n", 1);
+    }
+    if (!file.commit()) return fail(QStringLiteral("export to %1").arg(path), file.errorString());
+    return true;
+}
+
+ImportReport CatalogStore::importText(const QString& path) {
+    if (!open_) {
+        ImportReport report;
+        report.errors << QStringLiteral("the catalog is not open: %1").arg(error_);
+        return report;
+    }
+    const names::FileRead read = names::readTextFile(path, names::kMaxImportBytes, /*rejectNul=*/true);
+    if (!read.error.isEmpty()) {
+        ImportReport report;
+        report.errors << read.error;
+        return report;
+    }
+    names::NameList list = names::parseNameList(read.data);
+    for (NameSource& source : list.names) source.file = path;
+    ImportReport report = importSources(list.names);
+    report.skipped += list.skipped;
+    QStringList warnings;
+    for (const QString& w : std::as_const(list.warnings)) warnings << path + QStringLiteral(": ") + w;
+    report.warnings = warnings + report.warnings;
+    return report;
+}
+
+ImportReport CatalogStore::scanSourceTree(const QString& dir) { return importScan(scan::scanTree(dir)); }
+
+ImportReport CatalogStore::importScan(const scan::TreeScan& tree) {
+    if (!tree.error.isEmpty()) {
+        ImportReport report;
+        report.errors << tree.error;
+        return report;
+    }
+    ImportReport report = importSources(tree.names);
+    report.filesScanned = tree.filesScanned;
+    report.skipped += tree.skipped;
+    report.warnings = tree.warnings + report.warnings;
+    return report;
+}
+
+ImportReport CatalogStore::importSources(const QList<NameSource>& sources) {
+    ImportReport report;
+    report.sources = sources;
+    if (!open_) {
+        report.errors << QStringLiteral("the catalog is not open: %1").arg(error_);
+        return report;
+    }
+    QSet<QByteArray> seen;
+    QList<QByteArray> unique;
+    for (const NameSource& s : sources) {
+        if (s.name.isEmpty()) {
+            ++report.skipped;
+            report.warnings << QStringLiteral("%1:%2: an empty name; skipped").arg(s.file).arg(s.line);
+        } else if (seen.contains(s.name)) {
+            ++report.duplicate;  // seen earlier in this input
+        } else {
+            seen.insert(s.name);
+            unique.append(s.name);
+        }
+    }
+    report.found = static_cast<int>(unique.size());
+    if (unique.isEmpty()) return report;
+
+    QSqlDatabase db = QSqlDatabase::database(connection_, false);
+    QString error;
+    int added = 0;
+    const QString addedAt = nowUtc();
+    const bool ok = inTransaction(db, &error, [&] {
+        QSqlQuery q(db);
+        if (!q.prepare(QStringLiteral("INSERT INTO names (name, key, note, owner, added_at) VALUES (?, ?, '', '', ?) "
+                                      "ON CONFLICT (name) DO NOTHING"))) {
+            error = q.lastError().text();
+            return false;
+        }
+        for (const QByteArray& name : std::as_const(unique)) {
+            q.bindValue(0, name);
+            q.bindValue(1, keyOf(name));
+            q.bindValue(2, addedAt);
+            if (!q.exec()) {
+                error = QStringLiteral("%1: %2").arg(shown(name), q.lastError().text());
+                return false;
+            }
+            if (q.numRowsAffected() > 0) ++added;
+        }
+        return true;
+    });
+    if (!ok) {
+        fail(QStringLiteral("import"), error);
+        report.errors << error_ + QStringLiteral("; nothing was imported");
+        return report;
+    }
+    report.added = added;
+    report.duplicate += report.found - added;  // already in the catalog
+    if (added > 0) emit changed();
+    return report;
+}
+
+}  // namespace lockscope

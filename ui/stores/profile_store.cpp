@@ -1,0 +1,84 @@
+#include "stores/profile_store.hpp"
+
+namespace lockscope {
+namespace {
+
+// libpq conninfo values: single-quoted, with \ and ' escaped.
+QString quoted(const QString& value) {
+    QString out = value;
+    out.replace(QLatin1Char('\\'), QLatin1String("\\\\"));
+    out.replace(QLatin1Char('\''), QLatin1String("\\'"));
+    return QLatin1Char('\'') + out + QLatin1Char('\'');
+}
+
+QString group(const QString& name) { return QStringLiteral("profiles/") + QString::fromLatin1(name.toUtf8().toHex()); }
+
+}  // namespace
+
+QString ConnectionProfile::toConninfo() const {
+    if (!conninfo.trimmed().isEmpty()) return conninfo.trimmed();
+    QStringList parts;
+    auto add = [&](const char* key, const QString& value) {
+        if (!value.trimmed().isEmpty()) parts << QString::fromLatin1(key) + QLatin1Char('=') + quoted(value.trimmed());
+    };
+    add("host", host);
+    add("port", port);
+    add("dbname", dbname);
+    add("user", user);
+    add("sslmode", sslmode);
+    add("application_name", applicationName.isEmpty() ? QStringLiteral("lockscope") : applicationName);
+    return parts.join(QLatin1Char(' '));
+}
+
+QStringList ProfileStore::names() const {
+    QStringList out;
+    settings_.beginGroup(QStringLiteral("profiles"));
+    for (const QString& g : settings_.childGroups()) out << QString::fromUtf8(QByteArray::fromHex(g.toLatin1()));
+    settings_.endGroup();
+    out.sort(Qt::CaseInsensitive);
+    return out;
+}
+
+ConnectionProfile ProfileStore::load(const QString& name) const {
+    ConnectionProfile p;
+    p.name = name;
+    settings_.beginGroup(group(name));
+    p.conninfo = settings_.value(QStringLiteral("conninfo")).toString();
+    p.host = settings_.value(QStringLiteral("host")).toString();
+    p.port = settings_.value(QStringLiteral("port")).toString();
+    p.dbname = settings_.value(QStringLiteral("dbname")).toString();
+    p.user = settings_.value(QStringLiteral("user")).toString();
+    p.sslmode = settings_.value(QStringLiteral("sslmode")).toString();
+    p.applicationName = settings_.value(QStringLiteral("application_name")).toString();
+    p.production = settings_.value(QStringLiteral("production"), false).toBool();
+    settings_.endGroup();
+    return p;
+}
+
+void ProfileStore::save(const ConnectionProfile& p) {
+    settings_.beginGroup(group(p.name));
+    settings_.setValue(QStringLiteral("conninfo"), p.conninfo);
+    settings_.setValue(QStringLiteral("host"), p.host);
+    settings_.setValue(QStringLiteral("port"), p.port);
+    settings_.setValue(QStringLiteral("dbname"), p.dbname);
+    settings_.setValue(QStringLiteral("user"), p.user);
+    settings_.setValue(QStringLiteral("sslmode"), p.sslmode);
+    settings_.setValue(QStringLiteral("application_name"), p.applicationName);
+    settings_.setValue(QStringLiteral("production"), p.production);
+    settings_.endGroup();
+    settings_.sync();
+}
+
+void ProfileStore::remove(const QString& name) {
+    settings_.remove(group(name));
+    settings_.sync();
+}
+
+QString ProfileStore::lastUsed() const { return settings_.value(QStringLiteral("last_profile")).toString(); }
+
+void ProfileStore::setLastUsed(const QString& name) {
+    settings_.setValue(QStringLiteral("last_profile"), name);
+    settings_.sync();
+}
+
+}  // namespace lockscope

@@ -1,0 +1,39 @@
+// Connection profiles, kept in QSettings. A profile never holds a password: libpq's own means
+// (.pgpass, service files, PGPASSWORD) or a password typed for this session only, in memory.
+#pragma once
+
+#include <QSettings>
+#include <QString>
+#include <QStringList>
+
+namespace lockscope {
+
+struct ConnectionProfile {
+    QString name;
+    // Either a conninfo / URI / "service=..." line, or the fields below (used when it is empty).
+    QString conninfo;
+    QString host, port, dbname, user, sslmode, applicationName;
+    bool production = false;  // production profiles open read-only by default
+
+    // The libpq conninfo string for this profile (values quoted as libpq requires).
+    QString toConninfo() const;
+};
+
+class ProfileStore {
+public:
+    // Uses the application's QSettings (organization/application names set by main()).
+    ProfileStore() = default;
+    explicit ProfileStore(const QString& iniPath) : settings_(iniPath, QSettings::IniFormat) {}
+
+    QStringList names() const;
+    ConnectionProfile load(const QString& name) const;
+    void save(const ConnectionProfile& profile);
+    void remove(const QString& name);
+    QString lastUsed() const;
+    void setLastUsed(const QString& name);
+
+private:
+    mutable QSettings settings_;
+};
+
+}  // namespace lockscope

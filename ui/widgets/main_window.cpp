@@ -1,0 +1,249 @@
+#include "widgets/main_window.hpp"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QDateTime>
+#include <QDoubleSpinBox>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMessageBox>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QToolBar>
+#include <QTreeView>
+
+#include "models/locks_filter_proxy.hpp"
+#include "models/locks_model.hpp"
+#include "pglock/key.hpp"
+#include "stores/catalog_store.hpp"
+#include "widgets/catalog_panel.hpp"
+#include "widgets/connection_dialog.hpp"
+#include "widgets/resolver_panel.hpp"
+#include "widgets/session_panel.hpp"
+
+namespace lockscope {
+
+MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(parent), catalog_(catalog) {
+    setWindowTitle(tr("lockscope"));
+    resize(1280, 760);
+
+    model_ = new LocksModel(this);
+    model_->setNameLookup([this](qint64 key) -> std::optional<QString> {
+        const QStringList names = catalogNames(key);
+        if (names.isEmpty()) return std::nullopt;
+        return names.size() == 1 ? names.first() : names.join(QStringLiteral(" | ")) + tr(" (collision)");
+    });
+    model_->setHeldSinceProvider([this](const pglock::monitor::LockId& lock, int pid) -> std::optional<double> {
+        return latest_ ? latest_->heldSince(lock, pid) : std::nullopt;
+    });
+    proxy_ = new LocksFilterProxy(this);
+    proxy_->setSourceModel(model_);
+
+    view_ = new QTreeView(this);
+    view_->setObjectName(QStringLiteral("locksView"));
+    view_->setModel(proxy_);
+    view_->setSortingEnabled(true);
+    view_->sortByColumn(LocksModel::Name, Qt::AscendingOrder);
+    view_->setUniformRowHeights(true);  // cheap layout at 10k rows
+    view_->setAlternatingRowColors(true);
+    view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view_->setContextMenuPolicy(Qt::CustomContextMenu);
+    view_->header()->setSectionResizeMode(QHeaderView::Interactive);
+    const std::pair<int, int> widths[] = {{LocksModel::Name, 190}, {LocksModel::Key, 165}, {LocksModel::Mode, 75},
+                                          {LocksModel::Holders, 90}, {LocksModel::State, 125},
+                                          {LocksModel::Application, 190}, {LocksModel::User, 70},
+                                          {LocksModel::Client, 60}, {LocksModel::HeldFor, 90}};
+    for (const auto& [column, width] : widths) view_->header()->resizeSection(column, width);
+
+    tabs_ = new QTabWidget(this);
+    session_ = new SessionPanel(this);
+    resolver_ = new ResolverPanel(this);
+    resolver_->setNamesForKey([this](qint64 key) { return catalogNames(key); });
+    catalogPanel_ = new CatalogPanel(catalog_, this);
+    tabs_->addTab(session_, tr("Session"));
+    tabs_->addTab(resolver_, tr("Resolver"));
+    tabs_->addTab(catalogPanel_, tr("Catalog"));
+
+    auto* split = new QSplitter(Qt::Horizontal, this);
+    split->addWidget(view_);
+    split->addWidget(tabs_);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+    split->setSizes({900, 380});
+    setCentralWidget(split);
+
+    buildActions();
+    buildStatusBar();
+
+    connect(&poller_, &Poller::resultReady, this, &MainWindow::onResult);
+    connect(&poller_, &Poller::stateChanged, this, &MainWindow::onState);
+    connect(view_->selectionModel(), &QItemSelectionModel::currentChanged, this, &MainWindow::onSelection);
+    connect(view_, &QTreeView::customContextMenuRequested, this, &MainWindow::showContextMenu);
+    connect(&catalog_, &CatalogStore::changed, this, [this] {
+        model_->refreshNames();
+        resolver_->setText(resolver_->text());
+    });
+    tick_.setInterval(1000);
+    connect(&tick_, &QTimer::timeout, model_, &LocksModel::tick);
+    tick_.start();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildActions() {
+    auto* bar = addToolBar(tr("Main"));
+    bar->setObjectName(QStringLiteral("mainToolBar"));
+    bar->setMovable(false);
+    auto* connectAction = bar->addAction(tr("Connect…"));
+    connect(connectAction, &QAction::triggered, this, &MainWindow::openConnectionDialog);
+    pause_ = bar->addAction(tr("Pause"));
+    pause_->setCheckable(true);
+    connect(pause_, &QAction::toggled, this, [this](bool paused) { poller_.setPaused(paused); });
+    bar->addSeparator();
+    bar->addWidget(new QLabel(tr(" Poll every "), this));
+    interval_ = new QDoubleSpinBox(this);
+    interval_->setObjectName(QStringLiteral("pollInterval"));
+    interval_->setRange(0.25, 60.0);
+    interval_->setSingleStep(0.25);
+    interval_->setDecimals(2);
+    interval_->setSuffix(tr(" s"));
+    interval_->setValue(1.0);
+    connect(interval_, &QDoubleSpinBox::valueChanged, this, [this](double seconds) {
+        poller_.setInterval(std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0)));
+    });
+    bar->addWidget(interval_);
+    bar->addSeparator();
+    filter_ = new QLineEdit(this);
+    filter_->setObjectName(QStringLiteral("locksFilter"));
+    filter_->setPlaceholderText(tr("Filter: name, key, pid, application"));
+    filter_->setClearButtonEnabled(true);
+    filter_->setMaximumWidth(320);
+    connect(filter_, &QLineEdit::textChanged, proxy_, &LocksFilterProxy::setFilterText);
+    bar->addWidget(filter_);
+}
+
+void MainWindow::buildStatusBar() {
+    stateLabel_ = new QLabel(tr("not connected"), this);
+    stateLabel_->setObjectName(QStringLiteral("stateLabel"));
+    serverLabel_ = new QLabel(this);
+    standbyLabel_ = new QLabel(this);
+    standbyLabel_->setObjectName(QStringLiteral("standbyLabel"));
+    standbyLabel_->setStyleSheet(QStringLiteral("color: white; background: #b00020; padding: 0 6px"));
+    standbyLabel_->hide();
+    pollLabel_ = new QLabel(this);
+    rowsLabel_ = new QLabel(this);
+    rowsLabel_->setObjectName(QStringLiteral("rowsLabel"));
+    statusBar()->addWidget(stateLabel_, 1);
+    statusBar()->addPermanentWidget(standbyLabel_);
+    statusBar()->addPermanentWidget(serverLabel_);
+    statusBar()->addPermanentWidget(pollLabel_);
+    statusBar()->addPermanentWidget(rowsLabel_);
+}
+
+void MainWindow::openConnectionDialog() {
+    ConnectionDialog dialog(profiles_, this);
+    if (dialog.exec() != QDialog::Accepted) return;
+    const ConnectionProfile p = dialog.profile();
+    connectTo(p.toConninfo(), dialog.password(), p.name);
+}
+
+void MainWindow::connectTo(const QString& conninfo, const QString& password, const QString& label) {
+    connectionLabel_ = label.isEmpty() ? conninfo : label;
+    latest_.reset();
+    model_->clear();
+    poller_.start(conninfo, password);
+    setWindowTitle(tr("lockscope — %1").arg(connectionLabel_));
+}
+
+void MainWindow::showTab(const QString& name) {
+    if (name == QLatin1String("resolver")) tabs_->setCurrentWidget(resolver_);
+    else if (name == QLatin1String("catalog")) tabs_->setCurrentWidget(catalogPanel_);
+    else tabs_->setCurrentWidget(session_);
+}
+
+void MainWindow::onResult(const PollResultPtr& result) {
+    latest_ = result;
+    const auto& snap = *result->snapshot;
+    model_->applySnapshot(result->snapshot);
+    const int major = snap.server_version / 10000;
+    const int minor = snap.server_version % 10000;
+    serverLabel_->setText(tr("PostgreSQL %1.%2").arg(major).arg(minor));
+    standbyLabel_->setText(tr("STANDBY: advisory locks here are local to this server"));
+    standbyLabel_->setVisible(snap.in_recovery);
+    pollLabel_->setText(tr("polled %1 in %2 ms")
+                            .arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")))
+                            .arg(snap.latency_ms, 0, 'f', 1));
+    std::size_t waiters = 0;
+    for (const auto& lock : snap.locks) waiters += lock.waiters.size();
+    rowsLabel_->setText(tr("%1 locks, %2 waiting").arg(snap.locks.size()).arg(waiters));
+    resolver_->setLatest(result);
+    if (session_->pid() != 0) session_->show(result, session_->pid());
+}
+
+void MainWindow::onState(PollState state, const QString& message) {
+    QString text;
+    switch (state) {
+        case PollState::stopped: text = tr("not connected"); break;
+        case PollState::connecting: text = tr("connecting to %1…").arg(connectionLabel_); break;
+        case PollState::connected: text = tr("connected to %1").arg(connectionLabel_); break;
+        case PollState::disconnected: text = tr("disconnected: %1").arg(message); break;
+    }
+    if (state == PollState::connected && message != QStringLiteral("connected")) text += QStringLiteral(" — ") + message;
+    stateLabel_->setText(text);
+    stateLabel_->setStyleSheet(state == PollState::disconnected ? QStringLiteral("color: #b00020") : QString());
+}
+
+void MainWindow::onSelection() {
+    const QModelIndex index = view_->currentIndex();
+    if (!index.isValid()) {
+        session_->show(latest_, 0);
+        return;
+    }
+    const QList<int> pids = index.data(LocksModel::PidsRole).value<QList<int>>();
+    session_->show(latest_, pids.isEmpty() ? 0 : pids.first());
+}
+
+void MainWindow::showContextMenu(const QPoint& pos) {
+    const QModelIndex index = view_->indexAt(pos);
+    if (!index.isValid()) return;
+    const qint64 key = index.data(LocksModel::KeyRole).toLongLong();
+    const bool unknown = index.data(LocksModel::IsUnknownRole).toBool();
+    QMenu menu(this);
+    if (unknown && !index.data(LocksModel::IsWaiterRole).toBool()) {
+        menu.addAction(tr("Name this key…"), this, [this, key] { nameUnknownKey(key); });
+    }
+    menu.addAction(tr("Copy key"), this, [key] { QApplication::clipboard()->setText(QString::number(key)); });
+    menu.addAction(tr("Open in resolver"), this, [this, key] {
+        resolver_->setText(QString::number(key));
+        tabs_->setCurrentWidget(resolver_);
+    });
+    menu.exec(view_->viewport()->mapToGlobal(pos));
+}
+
+void MainWindow::nameUnknownKey(qint64 key) {
+    bool ok = false;
+    const QString name = QInputDialog::getText(this, tr("Name this key"),
+                                               tr("The lock name whose key is %1 (it is checked by hashing):").arg(key),
+                                               QLineEdit::Normal, QString(), &ok);
+    if (!ok || name.isEmpty()) return;
+    const QByteArray bytes = name.toUtf8();
+    if (pglock::key_of(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size()))) != key) {
+        QMessageBox::warning(this, tr("Name this key"),
+                             tr("\"%1\" hashes to a different key, so it is not this lock's name.").arg(name));
+        return;
+    }
+    catalog_.add(bytes);
+}
+
+QStringList MainWindow::catalogNames(qint64 key) const {
+    QStringList out;
+    for (const QByteArray& name : catalog_.namesForKey(key)) out << QString::fromUtf8(name);
+    return out;
+}
+
+}  // namespace lockscope

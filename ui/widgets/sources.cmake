@@ -1,0 +1,8 @@
+list(APPEND LOCKSCOPE_UI_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/main_window.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/connection_dialog.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/resolver_panel.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/session_panel.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/catalog_panel.cpp
+  # Profiles are a store, listed here so that ui/stores/sources.cmake stays the catalog's.
+  ${CMAKE_CURRENT_LIST_DIR}/../stores/profile_store.cpp)
