@@ -30,7 +30,7 @@ namespace lockscope {
 
 MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(parent), catalog_(catalog) {
     setWindowTitle(tr("lockscope"));
-    resize(1280, 760);
+    resize(1440, 780);
 
     model_ = new LocksModel(this);
     model_->setNameLookup([this](qint64 key) -> std::optional<QString> {
@@ -74,7 +74,11 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     split->addWidget(tabs_);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
-    split->setSizes({900, 380});
+    // The locks view gets most of the width; sizes apply once the window has its real size.
+    QTimer::singleShot(0, split, [split] {
+        const int width = split->width();
+        split->setSizes({width * 7 / 10, width - width * 7 / 10});
+    });
     setCentralWidget(split);
 
     buildActions();
