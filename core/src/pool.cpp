@@ -18,10 +18,19 @@ struct PooledSession::Shared {
     std::condition_variable_any freed;
     std::vector<Session> idle;  // most recently returned last (warm caches, live sockets)
     std::size_t open = 0;       // idle + lent
+    std::size_t waiting = 0;    // acquire() calls blocked for a slot: only then is a notify needed
+
+    // condition_variable_any::notify_one takes an internal mutex every time; on the lock hot path
+    // (give back, lend again) nobody waits, so skip it then.
+    void wake_one_locked(std::unique_lock<std::mutex>& lock) noexcept {
+        const bool someone = waiting > 0;
+        lock.unlock();
+        if (someone) freed.notify_one();
+    }
 
     void give_back(Session session) noexcept {
         {
-            std::lock_guard lock(mutex);
+            std::unique_lock lock(mutex);
             if (session.reusable()) {
                 try {
                     idle.push_back(std::move(session));
@@ -31,17 +40,15 @@ struct PooledSession::Shared {
             } else {
                 --open;
             }
+            wake_one_locked(lock);
         }
-        freed.notify_one();
         // A session that was not reusable is closed here, outside the mutex.
     }
 
     void forget_one() noexcept {
-        {
-            std::lock_guard lock(mutex);
-            --open;
-        }
-        freed.notify_one();
+        std::unique_lock lock(mutex);
+        --open;
+        wake_one_locked(lock);
     }
 };
 
@@ -87,6 +94,11 @@ PooledSession Pool::acquire(const Context& ctx) {
         std::unique_lock lock(s.mutex);
         auto available = [&] { return !s.idle.empty() || s.open < s.options.max_size; };
         if (!available()) {
+            ++s.waiting;
+            struct Uncount {
+                std::size_t& waiting;
+                ~Uncount() { --waiting; }  // runs with the lock held again
+            } uncount{s.waiting};
             bool got;
             if (ctx.deadline) {
                 got = s.freed.wait_until(lock, ctx.stop, *ctx.deadline, available);

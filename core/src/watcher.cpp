@@ -22,6 +22,7 @@ Watcher& Watcher::instance() {
 
 namespace {
 constexpr std::uint64_t kWakeId = 0;  // registration ids start at 1
+constexpr std::chrono::milliseconds kBatch{10};  // a lost notice comes at most this much later
 }
 
 Watcher::Watcher() : epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)), wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
@@ -102,9 +103,11 @@ void Watcher::loop() {
             if (pending_.empty()) {
                 sleeping_ = true;
             } else {
+                // Wake in batches: with a steady stream of short holds the front entry is always
+                // almost due, and waking for each would cost a context switch per hold.
                 const auto left = pending_.front().due - std::chrono::steady_clock::now();
                 timeout = static_cast<int>(std::max<long long>(
-                    0, std::chrono::ceil<std::chrono::milliseconds>(left).count()));
+                    kBatch.count(), std::chrono::ceil<std::chrono::milliseconds>(left).count()));
             }
         }
         const int n = ::epoll_wait(epoll_fd_, events, 64, timeout);
