@@ -186,7 +186,8 @@ void MainWindow::onResult(const PollResultPtr& result) {
     for (const auto& lock : snap.locks) waiters += lock.waiters.size();
     rowsLabel_->setText(tr("%1 locks, %2 waiting").arg(snap.locks.size()).arg(waiters));
     resolver_->setLatest(result);
-    if (session_->pid() != 0) session_->show(result, session_->pid());
+    // The selected row may have a new holder by now: follow the row, not the old pid.
+    onSelection();
 }
 
 void MainWindow::onState(PollState state, const QString& message) {
