@@ -14,28 +14,34 @@ namespace pglock::cli {
 
 namespace {
 
-// libpq's own connect_timeout setting, from the DSN or else PGCONNECT_TIMEOUT.
-// The library stops a connection attempt at the smaller of the pool's timeout and this value, so
-// a DSN that asks for longer than the CLI's 10 s (or for no limit) must raise the pool's too.
+// libpq's own connect_timeout setting, from the DSN or else PGCONNECT_TIMEOUT. The library
+// applies it too; reading it here makes a malformed value a clear CLI error up front.
 std::optional<std::string> libpq_connect_timeout(const std::string& dsn) {
-    if (!dsn.empty()) {
-        char* err = nullptr;
-        std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> opts(PQconninfoParse(dsn.c_str(), &err),
-                                                                           &PQconninfoFree);
-        if (!opts) {
-            std::string msg = err ? err : "out of memory";
-            PQfreemem(err);
-            throw Error(Errc::connection_failed, "invalid --dsn: " + one_line(msg));
-        }
-        for (const PQconninfoOption* o = opts.get(); o->keyword; ++o) {
-            if (std::string_view(o->keyword) == "connect_timeout" && o->val && *o->val) return std::string(o->val);
-        }
+    for (const auto& [keyword, value] : dsn_options(dsn)) {
+        if (keyword == "connect_timeout" && !value.empty()) return value;
     }
     if (const char* env = std::getenv("PGCONNECT_TIMEOUT"); env && *env) return std::string(env);
     return std::nullopt;
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> dsn_options(const std::string& dsn) {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (dsn.empty()) return out;
+    char* err = nullptr;
+    std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> opts(PQconninfoParse(dsn.c_str(), &err),
+                                                                       &PQconninfoFree);
+    if (!opts) {
+        std::string msg = err ? err : "out of memory";
+        PQfreemem(err);
+        throw Error(Errc::connection_failed, "invalid --dsn: " + one_line(msg));
+    }
+    for (const PQconninfoOption* o = opts.get(); o->keyword; ++o) {
+        if (o->val) out.emplace_back(o->keyword, o->val);
+    }
+    return out;
+}
 
 PoolOptions pool_options_for(const std::string& dsn, std::size_t max_size) {
     PoolOptions options;

@@ -85,19 +85,8 @@ std::string conninfo_quote(std::string_view value) {
 // that pg_stat_activity tells the demo's jobs apart.
 std::string conninfo_with_app(const std::string& dsn, const std::string& app) {
     std::string out;
-    if (!dsn.empty()) {
-        char* err = nullptr;
-        std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> opts(PQconninfoParse(dsn.c_str(), &err),
-                                                                           &PQconninfoFree);
-        if (!opts) {
-            std::string msg = err ? err : "out of memory";
-            PQfreemem(err);
-            throw Error(Errc::connection_failed, "invalid --dsn: " + one_line(msg));
-        }
-        for (const PQconninfoOption* o = opts.get(); o->keyword; ++o) {
-            if (!o->val || std::string_view(o->keyword) == "application_name") continue;
-            out += std::string(o->keyword) + "=" + conninfo_quote(o->val) + " ";
-        }
+    for (const auto& [keyword, value] : dsn_options(dsn)) {
+        if (keyword != "application_name") out += keyword + "=" + conninfo_quote(value) + " ";
     }
     return out + "application_name=" + conninfo_quote(app);
 }

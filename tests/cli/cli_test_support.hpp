@@ -10,6 +10,7 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStringList>
+#include <QTcpSocket>
 #include <QtTest>
 
 #include <cstdint>
@@ -192,5 +193,21 @@ public:
 private:
     std::unique_ptr<PGconn, decltype(&PQfinish)> conn_;
 };
+
+// GET path over a plain socket (curl is not guaranteed on the test machine).
+inline QByteArray http_get(quint16 port, const QByteArray& path) {
+    QTcpSocket sock;
+    sock.connectToHost(QStringLiteral("127.0.0.1"), port);
+    if (!sock.waitForConnected(5000)) return {};
+    sock.write("GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    QByteArray reply;
+    QElapsedTimer t;
+    t.start();
+    while (sock.state() != QAbstractSocket::UnconnectedState && t.elapsed() < 10000) {
+        sock.waitForReadyRead(100);
+        reply += sock.readAll();
+    }
+    return reply + sock.readAll();
+}
 
 }  // namespace clitest

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pglock/pool.hpp"
 
@@ -12,5 +14,9 @@ namespace pglock::cli {
 // PGCONNECT_TIMEOUT sets libpq's connect_timeout: then that, with libpq's rules (values below
 // 2 s count as 2 s; 0 or negative means wait without a limit).
 PoolOptions pool_options_for(const std::string& dsn, std::size_t max_size);
+
+// The options a DSN sets (keyword, value), parsed by libpq itself; throws
+// Error{connection_failed, "invalid --dsn: ..."} when libpq cannot parse it.
+std::vector<std::pair<std::string, std::string>> dsn_options(const std::string& dsn);
 
 }  // namespace pglock::cli
