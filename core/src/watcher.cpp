@@ -81,12 +81,12 @@ void Watcher::watch_later(const std::shared_ptr<Held>& held) {
     }
 }
 
-void Watcher::start_due(bool all) {
+void Watcher::start_due() {
     std::vector<std::shared_ptr<Held>> due;
     {
         std::lock_guard lock(mutex_);
         const auto now = std::chrono::steady_clock::now();
-        while (!pending_.empty() && (all || pending_.front().due <= now)) {
+        while (!pending_.empty() && pending_.front().due <= now) {
             if (auto held = pending_.front().held.lock()) due.push_back(std::move(held));
             pending_.pop_front();
         }
@@ -112,7 +112,7 @@ void Watcher::loop() {
         }
         const int n = ::epoll_wait(epoll_fd_, events, 64, timeout);
         if (n < 0 && errno != EINTR) return;
-        start_due(false);
+        start_due();
         for (int i = 0; i < n; ++i) {
             const std::uint64_t id = events[i].data.u64;
             if (id == kWakeId) {

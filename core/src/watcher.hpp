@@ -39,7 +39,7 @@ public:
 private:
     Watcher();
     void loop();
-    void start_due(bool all);
+    void start_due();  // starts the watches whose delay has passed
 
     struct Pending {
         std::weak_ptr<Held> held;

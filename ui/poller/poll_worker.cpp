@@ -32,7 +32,6 @@ void PollWorker::begin(quint64 generation, const QString& conninfo, const QStrin
     overrides_.clear();
     if (!password.isEmpty()) overrides_.emplace_back("password", password.toStdString());
     active_ = true;
-    ever_connected_ = false;
     backoff_ = std::chrono::milliseconds(0);
     emit state(generation_, PollState::connecting, QStringLiteral("connecting…"));
     schedule(std::chrono::milliseconds(0));
@@ -74,7 +73,6 @@ bool PollWorker::ensureConnected() {
     session_.reset();
     session_.emplace(pglock::Session::connect(conninfo_, context(kConnectTimeout), overrides_));
     backoff_ = std::chrono::milliseconds(0);
-    ever_connected_ = true;
     emit state(generation_, PollState::connected, QStringLiteral("connected"));
     return true;
 }

@@ -56,7 +56,6 @@ private:
     quint64 generation_ = 0;
     bool active_ = false;
     bool paused_ = false;
-    bool ever_connected_ = false;  // first connect vs reconnect, for the messages
     std::chrono::milliseconds interval_{1000};
     std::chrono::milliseconds backoff_{0};
     double last_server_now_ = 0;
