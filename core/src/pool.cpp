@@ -123,7 +123,7 @@ PooledSession Pool::acquire(const Context& ctx) {
         ++s.open;
         lock.unlock();
         try {
-            Session session = detail::SessionOps::connect(s.conninfo, ctx, s.options.connect_timeout);
+            Session session = detail::SessionOps::connect(s.conninfo, ctx, s.options.connect_timeout, s.options.overrides);
             return PooledSession(shared_, std::move(session));
         } catch (...) {
             s.forget_one();

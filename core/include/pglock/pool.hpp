@@ -17,6 +17,9 @@ struct PoolOptions {
     // Per connection attempt; connect_timeout in the conninfo (or PGCONNECT_TIMEOUT) overrides it,
     // and there 0 means no limit.
     std::chrono::milliseconds connect_timeout{10000};
+    // Connection keywords that win over the conninfo's, e.g. a password typed for this run only
+    // (kept in memory, never written anywhere) or an application_name.
+    Session::Overrides overrides;
 };
 
 class Pool;

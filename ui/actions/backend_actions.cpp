@@ -1,0 +1,76 @@
+#include "actions/backend_actions.hpp"
+
+#include <QMetaObject>
+
+#include "actions/read_only_switch.hpp"
+#include "pglock/error.hpp"
+#include "pglock/pool.hpp"
+
+namespace lockscope {
+
+BackendActions::BackendActions(ReadOnlySwitch& readOnly, QObject* parent) : QObject(parent), readOnly_(readOnly) {
+    workers_.setMaxThreadCount(4);
+}
+
+BackendActions::~BackendActions() {
+    {
+        std::lock_guard guard(liveness_->mutex);
+        liveness_->alive = false;
+    }
+    workers_.waitForDone();
+}
+
+void BackendActions::setConnection(const QString& conninfo, const QString& password) {
+    pglock::PoolOptions options;
+    options.max_size = 4;
+    options.overrides.emplace_back("application_name", "lockscope (admin)");
+    if (!password.isEmpty()) options.overrides.emplace_back("password", password.toStdString());
+    pool_ = std::make_shared<pglock::Pool>(conninfo.toStdString(), options);
+}
+
+ActionOutcome BackendActions::cancelQuery(int pid) { return run(pid, Kind::CancelQuery); }
+ActionOutcome BackendActions::terminate(int pid) { return run(pid, Kind::Terminate); }
+
+ActionOutcome BackendActions::run(int pid, Kind kind) {
+    const QString what = kind == Kind::CancelQuery ? tr("canceling a query") : tr("terminating a session");
+    if (readOnly_.on()) return ActionOutcome::refuse(tr("Read-only mode: %1 would change the server.").arg(what));
+    if (!pool_) return ActionOutcome::refuse(tr("Not connected to a server."));
+    if (pid <= 0) return ActionOutcome::refuse(tr("No PID selected."));
+
+    auto pool = pool_;
+    auto live = liveness_;
+    workers_.start([this, pool, live, pid, kind] {
+        bool ok = false;
+        QString message;
+        try {
+            auto session = pool->acquire(pglock::Context{{}, pglock::Clock::now() + std::chrono::seconds(15)});
+            const char* sql = kind == Kind::CancelQuery ? "SELECT pg_cancel_backend($1)" : "SELECT pg_terminate_backend($1)";
+            const auto result = session->exec(sql, {pid}, pglock::Context{{}, pglock::Clock::now() + std::chrono::seconds(15)});
+            ok = result.get_bool(0, 0);
+            if (ok) {
+                message = kind == Kind::CancelQuery ? tr("Cancel request sent to PID %1.").arg(pid)
+                                                    : tr("PID %1 was told to terminate.").arg(pid);
+            } else {
+                // The server answers false (with a WARNING) when the PID is no backend of it.
+                message = tr("PID %1 is not a PostgreSQL backend any more (it may have ended already).").arg(pid);
+            }
+        } catch (const pglock::Error& e) {
+            if (e.sqlstate() == "42501") {
+                message = tr("Insufficient privilege for PID %1: only a superuser, the session's own role or a "
+                             "member of pg_signal_backend may do this (and only superusers may signal a "
+                             "superuser's session). Server said: %2")
+                              .arg(pid)
+                              .arg(QString::fromStdString(e.detail()));
+            } else {
+                message = tr("Failed for PID %1: %2").arg(pid).arg(QString::fromStdString(e.detail()));
+            }
+        }
+        std::lock_guard guard(live->mutex);
+        if (!live->alive) return;
+        QMetaObject::invokeMethod(
+            this, [this, pid, kind, ok, message] { emit finished(pid, kind, ok, message); }, Qt::QueuedConnection);
+    });
+    return ActionOutcome::ok();
+}
+
+}  // namespace lockscope
