@@ -577,6 +577,8 @@ private slots:
         QVERIFY(f.lockIndex(2).data(LocksModel::IsOwnRole).toBool());
         QVERIFY(!f.lockIndex(1).data(LocksModel::IsOwnRole).toBool());
         QVERIFY(f.lockIndex(2).data(Qt::ToolTipRole).toString().contains("this application"));
+        QCOMPARE(f.cell(2, LocksModel::Holders), QStringLiteral("102 (this app)"));
+        QCOMPARE(f.cell(1, LocksModel::Holders), QStringLiteral("101"));
         // Our session takes over lock 1: its row becomes ours.
         f.world.lock(1).holders = {{102, false}};
         f.world.setWaiters(1, {});

@@ -1,7 +1,12 @@
 // A GUI smoke test, offscreen, against the real server: the window shows a held lock under its
 // catalog name with the holder's pid, resolves names and keys, and survives a server restart
 // without duplicate rows.
+#include <QAbstractButton>
+#include <QAction>
+#include <QApplication>
 #include <QLabel>
+#include <QMessageBox>
+#include <QTimer>
 #include <QLineEdit>
 #include <QTemporaryDir>
 #include <QTreeView>
@@ -11,6 +16,8 @@
 
 #include <cstdlib>
 
+#include "actions/lock_controller.hpp"
+#include "actions/read_only_switch.hpp"
 #include "models/locks_model.hpp"
 #include "pg_conn.hpp"
 #include "pg_test_env.hpp"
@@ -18,6 +25,7 @@
 #include "stores/catalog_store.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/resolver_panel.hpp"
+#include "widgets/take_lock_dialog.hpp"
 
 namespace {
 
@@ -32,6 +40,21 @@ QList<QModelIndex> rowsWithKey(QTreeView& view, qint64 key) {
         if (i.data(lockscope::LocksModel::KeyRole).toLongLong() == key) out << i;
     }
     return out;
+}
+
+// Runs `act` on the first visible top-level widget of type W as soon as one shows up (a modal
+// dialog blocks the test in exec(), so the answer has to come from the event loop).
+template <typename W, typename F>
+void whenShown(F act, int attemptsLeft = 200) {
+    QTimer::singleShot(25, [act, attemptsLeft] {
+        for (QWidget* w : QApplication::topLevelWidgets()) {
+            if (auto* typed = qobject_cast<W*>(w); typed && typed->isVisible()) {
+                act(typed);
+                return;
+            }
+        }
+        if (attemptsLeft > 0) whenShown<W>(act, attemptsLeft - 1);
+    });
 }
 
 }  // namespace
@@ -107,6 +130,61 @@ private slots:
                                          .data().toString().contains(QString::number(newPid)),
                                  10000);
         QCOMPARE(rowsWithKey(view, key).size(), 1);  // no duplicate row after the reconnect
+    }
+
+    void take_lock_by_hand_shows_as_this_app_and_quit_releases_it() {
+        lockscope::CatalogStore catalog(dir_.filePath(QStringLiteral("catalog-take.sqlite")));
+        const QByteArray name = "orders.taken-by-hand";
+        QCOMPARE(catalog.add(name), lockscope::CatalogStore::AddResult::added);
+        const qint64 key = pglock::key_of(std::string_view(name.constData(), static_cast<std::size_t>(name.size())));
+        Conn judge(dsn_);
+        const std::string heldBy = "SELECT coalesce(string_agg(pid::text, ','), '') FROM pg_locks WHERE locktype = 'advisory' "
+                                   "AND granted AND ((classid::bigint << 32) | objid::bigint) = " + std::to_string(key);
+
+        auto window = std::make_unique<lockscope::MainWindow>(catalog);
+        window->show();
+        window->poller().setInterval(std::chrono::milliseconds(250));
+        window->connectTo(QString::fromStdString(dsn_));
+
+        // The operator confirms the dialog, prefilled with the name, in blocking mode.
+        QString keyShown;
+        whenShown<lockscope::TakeLockDialog>([&keyShown](lockscope::TakeLockDialog* dialog) {
+            keyShown = dialog->findChild<QLineEdit*>(QStringLiteral("takeLockName"))->text();
+            dialog->setMode(lockscope::TakeMode::Blocking);
+            dialog->accept();
+        });
+        window->takeLock(name);
+        QCOMPARE(keyShown, QString::fromUtf8(name));
+        auto& locks = window->lockController();
+        QTRY_COMPARE_WITH_TIMEOUT(locks.holdingCount(), 1, 10000);
+        const int pid = locks.locks().front().pid;
+        QCOMPARE(judge.one(heldBy), std::to_string(pid));
+        // The locks view marks it as this app's.
+        QTreeView& view = window->locksView();
+        QTRY_VERIFY_WITH_TIMEOUT(rowsWithKey(view, key).size() == 1 &&
+                                     rowsWithKey(view, key).first().siblingAtColumn(lockscope::LocksModel::Holders)
+                                         .data().toString() == QStringLiteral("%1 (this app)").arg(pid),
+                                 10000);
+
+        // Read-only: the take is refused before any dialog, and by the controller itself.
+        window->readOnlySwitch().set(true);
+        auto* readOnlyAction = window->findChild<QAction*>(QStringLiteral("readOnlyAction"));
+        QVERIFY(readOnlyAction && readOnlyAction->isChecked());
+        window->takeLock("orders.refused");
+        QVERIFY(!locks.take("orders.refused", lockscope::TakeMode::Try, false).accepted());
+        QCOMPARE(static_cast<int>(locks.locks().size()), 1);
+
+        // Quitting asks, and letting go happens before the window closes (read-only or not).
+        bool asked = false;
+        whenShown<QMessageBox>([&asked](QMessageBox* box) {
+            asked = box->text().contains(QStringLiteral("holds 1 lock"));
+            box->button(QMessageBox::Yes)->click();
+        });
+        QVERIFY(window->close());
+        QVERIFY(asked);
+        QCOMPARE(locks.holdingCount(), 0);
+        QCOMPARE(judge.one(heldBy), std::string());
+        window.reset();
     }
 };
 

@@ -712,6 +712,8 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
             for (const auto& h : e.holders) {
                 if (!out.isEmpty()) out += QLatin1String(", ");
                 out += QString::number(h.pid);
+                // Taken by hand in this app: say so where the operator looks for who holds it.
+                if (ownPids_.contains(h.pid)) out += tr(" (this app)");
             }
             return out;
         }

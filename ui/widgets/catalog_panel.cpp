@@ -59,6 +59,12 @@ CatalogPanel::CatalogPanel(CatalogStore& store, QWidget* parent) : QWidget(paren
     add(tr("Import list…"), &CatalogPanel::importList);
     add(tr("Scan sources…"), &CatalogPanel::scanTree);
     add(tr("Export…"), &CatalogPanel::exportList);
+    auto* take = new QPushButton(tr("Take lock…"), this);
+    take->setObjectName(QStringLiteral("catalogTakeLock"));
+    connect(take, &QPushButton::clicked, this, [this] {
+        if (const QByteArray name = selectedName(); !name.isEmpty()) emit takeLockRequested(name);
+    });
+    buttons->addWidget(take);
     layout->addLayout(buttons);
     status_ = new QLabel(this);
     status_->setWordWrap(true);

@@ -20,6 +20,10 @@ class CatalogPanel : public QWidget {
 public:
     explicit CatalogPanel(CatalogStore& store, QWidget* parent = nullptr);
 
+signals:
+    // "Take lock…" pressed with a name selected.
+    void takeLockRequested(const QByteArray& name);
+
 private:
     void reload();
     void addName();

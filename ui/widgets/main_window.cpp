@@ -17,12 +17,16 @@
 #include <QToolBar>
 #include <QTreeView>
 
+#include "actions/backend_actions.hpp"
+#include "actions/lock_controller.hpp"
+#include "actions/read_only_switch.hpp"
 #include "models/locks_filter_proxy.hpp"
 #include "models/locks_model.hpp"
 #include "pglock/key.hpp"
 #include "stores/catalog_store.hpp"
 #include "widgets/catalog_panel.hpp"
 #include "widgets/connection_dialog.hpp"
+#include "widgets/my_locks_panel.hpp"
 #include "widgets/resolver_panel.hpp"
 #include "widgets/session_panel.hpp"
 
@@ -31,6 +35,10 @@ namespace lockscope {
 MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(parent), catalog_(catalog) {
     setWindowTitle(tr("lockscope"));
     resize(1440, 780);
+
+    readOnly_ = new ReadOnlySwitch(this);
+    locks_ = new LockController(*readOnly_, this);
+    backends_ = new BackendActions(*readOnly_, this);
 
     model_ = new LocksModel(this);
     model_->setNameLookup([this](qint64 key) -> std::optional<QString> {
@@ -65,7 +73,9 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     resolver_ = new ResolverPanel(this);
     resolver_->setNamesForKey([this](qint64 key) { return catalogNames(key); });
     catalogPanel_ = new CatalogPanel(catalog_, this);
+    myLocks_ = new MyLocksPanel(*locks_, *readOnly_, this);
     tabs_->addTab(session_, tr("Session"));
+    tabs_->addTab(myLocks_, tr("My locks"));
     tabs_->addTab(resolver_, tr("Resolver"));
     tabs_->addTab(catalogPanel_, tr("Catalog"));
 
@@ -105,6 +115,7 @@ void MainWindow::buildActions() {
     bar->setMovable(false);
     auto* connectAction = bar->addAction(tr("Connect…"));
     connect(connectAction, &QAction::triggered, this, &MainWindow::openConnectionDialog);
+    buildOperatorActions(bar);
     pause_ = bar->addAction(tr("Pause"));
     pause_->setCheckable(true);
     connect(pause_, &QAction::toggled, this, [this](bool paused) { poller_.setPaused(paused); });
@@ -153,20 +164,25 @@ void MainWindow::openConnectionDialog() {
     ConnectionDialog dialog(profiles_, this);
     if (dialog.exec() != QDialog::Accepted) return;
     const ConnectionProfile p = dialog.profile();
-    connectTo(p.toConninfo(), dialog.password(), p.name);
+    if (!releaseBeforeLeaving(tr("Connecting elsewhere"))) return;
+    connectTo(p.toConninfo(), dialog.password(), p.name, p.production);
 }
 
-void MainWindow::connectTo(const QString& conninfo, const QString& password, const QString& label) {
+void MainWindow::connectTo(const QString& conninfo, const QString& password, const QString& label, bool readOnly) {
     connectionLabel_ = label.isEmpty() ? conninfo : label;
     latest_.reset();
     model_->clear();
+    readOnly_->set(readOnly);
     poller_.start(conninfo, password);
+    locks_->setConnection(conninfo, password);
+    backends_->setConnection(conninfo, password);
     setWindowTitle(tr("lockscope — %1").arg(connectionLabel_));
 }
 
 void MainWindow::showTab(const QString& name) {
     if (name == QLatin1String("resolver")) tabs_->setCurrentWidget(resolver_);
     else if (name == QLatin1String("catalog")) tabs_->setCurrentWidget(catalogPanel_);
+    else if (name == QLatin1String("mylocks")) tabs_->setCurrentWidget(myLocks_);
     else tabs_->setCurrentWidget(session_);
 }
 
@@ -227,6 +243,7 @@ void MainWindow::showContextMenu(const QPoint& pos) {
         resolver_->setText(QString::number(key));
         tabs_->setCurrentWidget(resolver_);
     });
+    addBackendActions(menu, index);
     menu.exec(view_->viewport()->mapToGlobal(pos));
 }
 

@@ -18,11 +18,19 @@ class QLineEdit;
 class QTabWidget;
 class QTreeView;
 class QAction;
+class QCloseEvent;
+class QMenu;
+class QModelIndex;
+class QToolBar;
 
 namespace lockscope {
 
+class BackendActions;
 class CatalogPanel;
 class CatalogStore;
+class LockController;
+class MyLocksPanel;
+class ReadOnlySwitch;
 class LocksFilterProxy;
 class LocksModel;
 class ResolverPanel;
@@ -36,15 +44,26 @@ public:
     ~MainWindow() override;
 
     // Connects at once (as after the connection dialog); used by --dsn and the tests.
-    void connectTo(const QString& conninfo, const QString& password = {}, const QString& label = {});
+    // readOnly: start in read-only mode (profiles marked production do).
+    void connectTo(const QString& conninfo, const QString& password = {}, const QString& label = {},
+                   bool readOnly = false);
     void openConnectionDialog();
-    void showTab(const QString& name);  // "session", "resolver" or "catalog"
+    void showTab(const QString& name);  // "session", "resolver", "catalog" or "mylocks"
 
     Poller& poller() { return poller_; }
     LocksModel& locksModel() { return *model_; }
     QTreeView& locksView() { return *view_; }
     ResolverPanel& resolver() { return *resolver_; }
     PollResultPtr latest() const { return latest_; }
+    LockController& lockController() { return *locks_; }
+    BackendActions& backendActions() { return *backends_; }
+    ReadOnlySwitch& readOnlySwitch() { return *readOnly_; }
+    MyLocksPanel& myLocks() { return *myLocks_; }
+    // The take-lock dialog, prefilled; the lock is taken when the operator confirms.
+    void takeLock(const QByteArray& name = {});
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
 
 private:
     void buildActions();
@@ -54,6 +73,12 @@ private:
     void onSelection();
     void showContextMenu(const QPoint& pos);
     void nameUnknownKey(qint64 key);
+    // main_window_actions.cpp: the operator's actions on the server.
+    void buildOperatorActions(QToolBar* bar);
+    void addBackendActions(QMenu& menu, const QModelIndex& index);
+    void confirmBackendAction(int pid, bool terminate);
+    bool releaseBeforeLeaving(const QString& why);
+    bool isTransactionLock(quint64 id) const;
     QStringList catalogNames(qint64 key) const;
 
     CatalogStore& catalog_;
@@ -77,6 +102,12 @@ private:
     QTimer tick_;
     PollResultPtr latest_;
     QString connectionLabel_;
+    ReadOnlySwitch* readOnly_;
+    LockController* locks_;
+    BackendActions* backends_;
+    MyLocksPanel* myLocks_;
+    QAction* readOnlyAction_ = nullptr;
+    bool leaving_ = false;  // the close was confirmed and the locks are let go
 };
 
 }  // namespace lockscope

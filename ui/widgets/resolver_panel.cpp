@@ -59,14 +59,29 @@ ResolverPanel::ResolverPanel(QWidget* parent) : QWidget(parent) {
     sql_->setMaximumHeight(120);
     copy_ = new QPushButton(tr("Copy SQL"), this);
     copy_->setEnabled(false);
+    take_ = new QPushButton(tr("Take lock…"), this);
+    take_->setObjectName(QStringLiteral("resolverTakeLock"));
+    take_->setToolTip(tr("Take this lock by hand (it needs a name: keys are hashes and cannot be reversed)"));
+    take_->setEnabled(false);
     layout->addWidget(new QLabel(tr("Find it in pg_locks:"), this));
     layout->addWidget(sql_);
-    layout->addWidget(copy_, 0, Qt::AlignRight);
+    auto* buttons = new QHBoxLayout();
+    buttons->addStretch(1);
+    buttons->addWidget(take_);
+    buttons->addWidget(copy_);
+    layout->addLayout(buttons);
     layout->addStretch(1);
 
     connect(input_, &QLineEdit::textChanged, this, &ResolverPanel::resolve);
     connect(forceName_, &QCheckBox::toggled, this, &ResolverPanel::resolve);
     connect(copy_, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(sql_->toPlainText()); });
+    connect(take_, &QPushButton::clicked, this, [this] {
+        if (name_) {
+            emit takeLockRequested(*name_);
+        } else if (const QStringList names = key_ && namesForKey_ ? namesForKey_(*key_) : QStringList(); names.size() == 1) {
+            emit takeLockRequested(names.first().toUtf8());
+        }
+    });
 }
 
 QString ResolverPanel::text() const { return input_->text(); }
@@ -102,6 +117,7 @@ void ResolverPanel::resolve() {
         liveLine_->clear();
         sql_->clear();
         copy_->setEnabled(false);
+        take_->setEnabled(false);
         return;
     }
     const pglock::LockTag tag = pglock::tag_of(*key_);
@@ -112,6 +128,7 @@ void ResolverPanel::resolve() {
     if (names.size() > 1 && !name_) namesLine_->setText(namesLine_->text() + tr("\n⚠ several names share this key"));
     sql_->setPlainText(QString::fromStdString(pglock::pg_locks_sql(*key_)));
     copy_->setEnabled(true);
+    take_->setEnabled(name_.has_value() || (!name_ && names.size() == 1));
     showLive();
     emit resolved(*key_);
 }

@@ -38,6 +38,8 @@ public:
 
 signals:
     void resolved(qint64 key);
+    // "Take lock…" pressed: the typed name, or the catalog's only name for a typed key.
+    void takeLockRequested(const QByteArray& name);
 
 private:
     void resolve();
@@ -51,6 +53,7 @@ private:
     QLabel* liveLine_;
     QPlainTextEdit* sql_;
     QPushButton* copy_;
+    QPushButton* take_;
     NamesForKey namesForKey_;
     PollResultPtr latest_;
     std::optional<qint64> key_;

@@ -8,5 +8,6 @@ list(APPEND LOCKSCOPE_UI_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/../stores/profile_store.cpp)
 # Operator actions: the take-lock dialog and the "My locks" panel (they talk to ui/actions).
 list(APPEND LOCKSCOPE_UI_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/main_window_actions.cpp
   ${CMAKE_CURRENT_LIST_DIR}/take_lock_dialog.cpp
   ${CMAKE_CURRENT_LIST_DIR}/my_locks_panel.cpp)

@@ -1,0 +1,171 @@
+// The main window's operator actions: take a lock by hand, read-only mode, cancel or terminate a
+// selected backend behind a confirmation, and letting go of held locks before leaving.
+#include <QAbstractButton>
+#include <QAction>
+#include <QCloseEvent>
+#include <QMenu>
+#include <QMessageBox>
+#include <QProgressDialog>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QToolBar>
+
+#include "actions/backend_actions.hpp"
+#include "actions/lock_controller.hpp"
+#include "actions/read_only_switch.hpp"
+#include "models/locks_model.hpp"
+#include "widgets/catalog_panel.hpp"
+#include "widgets/main_window.hpp"
+#include "widgets/my_locks_panel.hpp"
+#include "widgets/resolver_panel.hpp"
+
+namespace lockscope {
+
+namespace {
+// How long quitting waits for the locks to be let go. Past it the sessions are closed, which
+// ends their locks on the server as well.
+constexpr int kReleaseWaitMs = 10000;
+constexpr int kMaxPidsInMenu = 6;
+}  // namespace
+
+void MainWindow::buildOperatorActions(QToolBar* bar) {
+    auto* take = bar->addAction(tr("Take lock…"));
+    take->setObjectName(QStringLiteral("takeLockAction"));
+    connect(take, &QAction::triggered, this, [this] { takeLock(); });
+    readOnlyAction_ = bar->addAction(tr("Read-only"));
+    readOnlyAction_->setObjectName(QStringLiteral("readOnlyAction"));
+    readOnlyAction_->setCheckable(true);
+    readOnlyAction_->setToolTip(tr("No action that changes the server: taking, releasing, canceling and terminating are off"));
+    connect(readOnlyAction_, &QAction::toggled, readOnly_, &ReadOnlySwitch::set);
+    connect(readOnly_, &ReadOnlySwitch::changed, this, [this, take](bool on) {
+        readOnlyAction_->setChecked(on);
+        take->setEnabled(!on);
+        statusBar()->showMessage(on ? tr("Read-only mode on") : tr("Read-only mode off: actions can change the server"), 5000);
+    });
+
+    connect(locks_, &LockController::ownPidsChanged, this, [this] { model_->setOwnPids(locks_->ownPids()); });
+    connect(myLocks_, &MyLocksPanel::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+    connect(catalogPanel_, &CatalogPanel::takeLockRequested, this, &MainWindow::takeLock);
+    connect(resolver_, &ResolverPanel::takeLockRequested, this, &MainWindow::takeLock);
+    connect(backends_, &BackendActions::finished, this,
+            [this](int, BackendActions::Kind kind, bool ok, const QString& message) {
+                if (ok) {
+                    statusBar()->showMessage(message, 8000);
+                } else {
+                    QMessageBox::warning(this, kind == BackendActions::Kind::Terminate ? tr("Terminate session") : tr("Cancel query"),
+                                         message);
+                }
+            });
+}
+
+void MainWindow::takeLock(const QByteArray& name) {
+    if (readOnly_->on()) {
+        statusBar()->showMessage(tr("Read-only mode: turn it off to take a lock."), 8000);
+        return;
+    }
+    tabs_->setCurrentWidget(myLocks_);
+    myLocks_->takeLock(name);
+}
+
+void MainWindow::addBackendActions(QMenu& menu, const QModelIndex& index) {
+    QList<int> pids = index.data(LocksModel::PidsRole).value<QList<int>>();
+    if (pids.isEmpty()) return;
+    menu.addSeparator();
+    const bool readOnly = readOnly_->on();
+    const QSet<int> own = locks_->ownPids();
+    for (int i = 0; i < pids.size() && i < kMaxPidsInMenu; ++i) {
+        const int pid = pids[i];
+        if (own.contains(pid)) {
+            for (const auto& lock : locks_->locks()) {
+                if (lock.pid != pid || lock.state != OwnLockState::Held) continue;
+                auto* release = menu.addAction(tr("Release (this app, PID %1)").arg(pid), this, [this, id = lock.id] {
+                    const auto outcome = isTransactionLock(id) ? locks_->rollback(id) : locks_->release(id);
+                    if (!outcome) statusBar()->showMessage(outcome.refusal, 8000);
+                });
+                release->setEnabled(!readOnly);
+            }
+            continue;
+        }
+        auto* cancel = menu.addAction(tr("Cancel query of PID %1…").arg(pid), this, [this, pid] { confirmBackendAction(pid, false); });
+        auto* terminate = menu.addAction(tr("Terminate session of PID %1…").arg(pid), this, [this, pid] { confirmBackendAction(pid, true); });
+        cancel->setEnabled(!readOnly);
+        terminate->setEnabled(!readOnly);
+    }
+}
+
+bool MainWindow::isTransactionLock(quint64 id) const {
+    const OwnLock* lock = locks_->find(id);
+    return lock && lock->mode == TakeMode::Transaction;
+}
+
+void MainWindow::confirmBackendAction(int pid, bool terminate) {
+    QString application, user, state;
+    QStringList lockNames;
+    if (latest_ && latest_->snapshot) {
+        const auto& snap = *latest_->snapshot;
+        if (const auto it = snap.backends.find(pid); it != snap.backends.end()) {
+            application = QString::fromStdString(it->second.application_name);
+            user = QString::fromStdString(it->second.usename);
+            state = QString::fromStdString(it->second.state);
+        }
+        for (const auto& lock : snap.locks) {
+            const bool holds = std::any_of(lock.holders.begin(), lock.holders.end(), [pid](const auto& h) { return h.pid == pid; });
+            const bool waits = std::any_of(lock.waiters.begin(), lock.waiters.end(), [pid](const auto& w) { return w.pid == pid; });
+            if (!holds && !waits) continue;
+            const QStringList names = lock.form == pglock::monitor::KeyForm::bigint ? catalogNames(lock.key) : QStringList();
+            const QString label = names.isEmpty() ? tr("key %1").arg(lock.key) : names.join(QStringLiteral(" | "));
+            lockNames << (holds ? tr("holds %1").arg(label) : tr("waits for %1").arg(label));
+        }
+    }
+    const QString title = terminate ? tr("Terminate session") : tr("Cancel query");
+    const QString effect = terminate
+                               ? tr("Its session ends: its transaction is rolled back and every lock it holds is released.")
+                               : tr("Its current statement is canceled; the session and its session-level locks stay.");
+    const QString text = tr("%1 of PID %2?\n\nApplication: %3\nUser: %4\nState: %5\nLocks: %6\n\n%7")
+                             .arg(title, QString::number(pid), application.isEmpty() ? tr("(none)") : application,
+                                  user.isEmpty() ? tr("(unknown)") : user, state.isEmpty() ? tr("(unknown)") : state,
+                                  lockNames.isEmpty() ? tr("(none seen in the last poll)") : lockNames.join(QStringLiteral("; ")),
+                                  effect);
+    QMessageBox box(QMessageBox::Warning, title, text, QMessageBox::Yes | QMessageBox::Cancel, this);
+    box.setObjectName(QStringLiteral("confirmBackendAction"));
+    box.setDefaultButton(QMessageBox::Cancel);
+    box.button(QMessageBox::Yes)->setText(terminate ? tr("Terminate PID %1").arg(pid) : tr("Cancel query of PID %1").arg(pid));
+    if (box.exec() != QMessageBox::Yes) return;
+    const ActionOutcome outcome = terminate ? backends_->terminate(pid) : backends_->cancelQuery(pid);
+    if (!outcome) QMessageBox::information(this, title, outcome.refusal);
+}
+
+bool MainWindow::releaseBeforeLeaving(const QString& why) {
+    const int active = locks_->activeCount();
+    if (active == 0) return true;
+    const int held = locks_->holdingCount();
+    const auto answer = QMessageBox::question(
+        this, why,
+        tr("This app holds %1 lock(s) and waits for %2. %3 releases them and cancels the waits. Go on?")
+            .arg(held)
+            .arg(active - held)
+            .arg(why),
+        QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+    if (answer != QMessageBox::Yes) return false;
+    // The release runs on the controller's workers; the dialog keeps the window painting.
+    QProgressDialog progress(tr("Releasing %1 lock(s)…").arg(active), QString(), 0, 0, this);
+    progress.setWindowModality(Qt::WindowModal);
+    progress.setMinimumDuration(300);
+    connect(locks_, &LockController::allSettled, &progress, &QProgressDialog::accept);
+    QTimer::singleShot(kReleaseWaitMs, &progress, &QProgressDialog::accept);
+    locks_->releaseAll();
+    if (locks_->activeCount() > 0) progress.exec();
+    return true;
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!leaving_ && !releaseBeforeLeaving(tr("Quitting"))) {
+        event->ignore();
+        return;
+    }
+    leaving_ = true;
+    event->accept();
+}
+
+}  // namespace lockscope
