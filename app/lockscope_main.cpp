@@ -7,6 +7,8 @@
 
 #include <cstdio>
 
+#include "actions/lock_controller.hpp"
+#include "actions/read_only_switch.hpp"
 #include "stores/catalog_store.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/resolver_panel.hpp"
@@ -29,9 +31,15 @@ int main(int argc, char** argv) {
                                   QStringLiteral("Save a PNG of the window after --screenshot-delay and quit."), QStringLiteral("FILE"));
     QCommandLineOption delay(QStringLiteral("screenshot-delay"), QStringLiteral("Milliseconds before the screenshot (default 4000)."),
                              QStringLiteral("MS"), QStringLiteral("4000"));
-    QCommandLineOption tab(QStringLiteral("tab"), QStringLiteral("Open on this side tab: session, resolver or catalog."), QStringLiteral("TAB"));
+    QCommandLineOption tab(QStringLiteral("tab"), QStringLiteral("Open on this side tab: session, mylocks, resolver or catalog."),
+                           QStringLiteral("TAB"));
+    QCommandLineOption readOnly(QStringLiteral("read-only"), QStringLiteral("Start in read-only mode: no action changes the server."));
+    QCommandLineOption take(QStringLiteral("take"),
+                            QStringLiteral("Take a lock by hand once connected (repeatable). MODE is try (default), blocking, "
+                                           "xact or shared (a shared try)."),
+                            QStringLiteral("[MODE:]NAME"));
     QCommandLineOption resolve(QStringLiteral("resolve"), QStringLiteral("Put this text into the resolver."), QStringLiteral("TEXT"));
-    cli.addOptions({dsn, catalog, importNames, screenshot, delay, tab, resolve});
+    cli.addOptions({dsn, catalog, importNames, screenshot, delay, tab, resolve, readOnly, take});
     cli.process(app);
 
     const QString catalogPath = cli.isSet(catalog) ? cli.value(catalog) : lockscope::CatalogStore::defaultPath();
@@ -51,7 +59,26 @@ int main(int argc, char** argv) {
 
     lockscope::MainWindow window(store);
     window.show();
-    if (cli.isSet(dsn)) window.connectTo(cli.value(dsn));
+    if (cli.isSet(dsn)) window.connectTo(cli.value(dsn), {}, {}, cli.isSet(readOnly));
+    else window.readOnlySwitch().set(cli.isSet(readOnly));
+    for (const QString& spec : cli.values(take)) {
+        const qsizetype colon = spec.indexOf(QLatin1Char(':'));
+        const QString mode = colon > 0 ? spec.left(colon) : QStringLiteral("try");
+        const QByteArray name = (colon > 0 ? spec.mid(colon + 1) : spec).toUtf8();
+        const auto takeMode = mode == QLatin1String("blocking") ? lockscope::TakeMode::Blocking
+                              : mode == QLatin1String("xact")   ? lockscope::TakeMode::Transaction
+                                                                : lockscope::TakeMode::Try;
+        if (mode != QLatin1String("try") && mode != QLatin1String("blocking") && mode != QLatin1String("xact") &&
+            mode != QLatin1String("shared")) {
+            std::fprintf(stderr, "lockscope: --take: unknown mode \"%s\" (try, blocking, xact or shared)\n", qPrintable(mode));
+            return 2;
+        }
+        const auto outcome = window.lockController().take(name, takeMode, mode == QLatin1String("shared"));
+        if (!outcome) {
+            std::fprintf(stderr, "lockscope: --take %s: %s\n", qPrintable(spec), qPrintable(outcome.refusal));
+            return 2;
+        }
+    }
     if (cli.isSet(resolve)) window.resolver().setText(cli.value(resolve));
     if (cli.isSet(tab)) window.showTab(cli.value(tab));
 

@@ -24,6 +24,7 @@
 #include "models/locks_model.hpp"
 #include "pglock/key.hpp"
 #include "stores/catalog_store.hpp"
+#include "stores/name_import.hpp"
 #include "widgets/catalog_panel.hpp"
 #include "widgets/connection_dialog.hpp"
 #include "widgets/my_locks_panel.hpp"
@@ -43,7 +44,13 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     model_ = new LocksModel(this);
     model_->setNameLookup([this](qint64 key) -> std::optional<QString> {
         const QStringList names = catalogNames(key);
-        if (names.isEmpty()) return std::nullopt;
+        if (names.isEmpty()) {
+            // Not catalogued, but taken by hand here: this app knows the name it hashed.
+            for (const auto& own : locks_->locks()) {
+                if (own.key == key && own.holding()) return QString::fromUtf8(names::escapeName(own.name)) + tr(" (taken here)");
+            }
+            return std::nullopt;
+        }
         return names.size() == 1 ? names.first() : names.join(QStringLiteral(" | ")) + tr(" (collision)");
     });
     model_->setHeldSinceProvider([this](const pglock::monitor::LockId& lock, int pid) -> std::optional<double> {
@@ -63,7 +70,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     view_->setContextMenuPolicy(Qt::CustomContextMenu);
     view_->header()->setSectionResizeMode(QHeaderView::Interactive);
     const std::pair<int, int> widths[] = {{LocksModel::Name, 190}, {LocksModel::Key, 165}, {LocksModel::Mode, 75},
-                                          {LocksModel::Holders, 90}, {LocksModel::State, 125},
+                                          {LocksModel::Holders, 125}, {LocksModel::State, 125},
                                           {LocksModel::Application, 190}, {LocksModel::User, 70},
                                           {LocksModel::Client, 60}, {LocksModel::HeldFor, 90}};
     for (const auto& [column, width] : widths) view_->header()->resizeSection(column, width);

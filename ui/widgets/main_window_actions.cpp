@@ -44,7 +44,10 @@ void MainWindow::buildOperatorActions(QToolBar* bar) {
         statusBar()->showMessage(on ? tr("Read-only mode on") : tr("Read-only mode off: actions can change the server"), 5000);
     });
 
-    connect(locks_, &LockController::ownPidsChanged, this, [this] { model_->setOwnPids(locks_->ownPids()); });
+    connect(locks_, &LockController::ownPidsChanged, this, [this] {
+        model_->setOwnPids(locks_->ownPids());
+        model_->refreshNames();  // a lock taken here names its key even when not catalogued
+    });
     connect(myLocks_, &MyLocksPanel::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
     connect(catalogPanel_, &CatalogPanel::takeLockRequested, this, &MainWindow::takeLock);
     connect(resolver_, &ResolverPanel::takeLockRequested, this, &MainWindow::takeLock);

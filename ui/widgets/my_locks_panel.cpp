@@ -26,8 +26,8 @@ MyLocksPanel::MyLocksPanel(LockController& controller, ReadOnlySwitch& readOnly,
     view_->verticalHeader()->hide();
     view_->horizontalHeader()->setStretchLastSection(true);
     view_->setWordWrap(false);
-    const std::pair<int, int> widths[] = {{MyLocksModel::Name, 150}, {MyLocksModel::Key, 80}, {MyLocksModel::Mode, 120},
-                                          {MyLocksModel::Pid, 55},   {MyLocksModel::State, 75}, {MyLocksModel::Time, 95}};
+    const std::pair<int, int> widths[] = {{MyLocksModel::Name, 170}, {MyLocksModel::Key, 70}, {MyLocksModel::Mode, 135},
+                                          {MyLocksModel::Pid, 55},   {MyLocksModel::State, 75}, {MyLocksModel::Time, 90}};
     for (const auto& [column, width] : widths) view_->horizontalHeader()->resizeSection(column, width);
 
     banner_ = new QLabel(tr("Read-only mode: taking, releasing and ending transactions are off."), this);
