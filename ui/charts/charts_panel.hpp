@@ -1,0 +1,64 @@
+// The charts tab of the main window: the hold timeline and the hold-duration histogram, fed from
+// the poller's results. The main window hands every PollResult to addPoll() (cheap: the models
+// merge it, the charts repaint at most a few times a second), tells it the catalog's names, and
+// passes on what the /metrics scraper found.
+#pragma once
+
+#include <QByteArray>
+#include <QWidget>
+
+#include <vector>
+
+#include "charts/hold_histogram_chart.hpp"
+#include "charts/hold_stats_model.hpp"
+#include "charts/lock_label.hpp"
+#include "charts/timeline_chart.hpp"
+#include "charts/timeline_model.hpp"
+#include "poller/poll_result.hpp"
+
+class QTabWidget;
+
+namespace lockscope::charts {
+
+// One name's lock_hold_duration_seconds histogram, summed over the scraped endpoints.
+struct ScrapedHistogram {
+    QByteArray name;
+    std::vector<double> upperBounds;       // le values, +Inf allowed
+    std::vector<double> cumulativeCounts;  // the _bucket values, same order
+    double sum = 0;
+    double count = 0;
+};
+
+class ChartsPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit ChartsPanel(QWidget* parent = nullptr);
+
+    // A poll arrived. A result of another connection (generation) than the previous ones starts
+    // the charts over, as clear() does.
+    void addPoll(const PollResultPtr& poll);
+    // The catalog's names for bigint keys; call refreshNames() when the catalog changes.
+    void setNameResolver(NameResolver resolver);
+    void refreshNames();
+    // Replaces every scraped histogram (names not in `histograms` lose theirs).
+    void setScrapedHistograms(const std::vector<ScrapedHistogram>& histograms);
+    // A new connection: forget holds, waiters and scraped data.
+    void clear();
+
+    TimelineModel* timelineModel() const { return timeline_; }
+    HoldStatsModel* holdStatsModel() const { return stats_; }
+    TimelineChart* timelineChart() const { return timelineChart_; }
+    HoldHistogramChart* histogramChart() const { return histogramChart_; }
+    QTabWidget* tabs() const { return tabs_; }
+
+private:
+    TimelineModel* timeline_;
+    HoldStatsModel* stats_;
+    TimelineChart* timelineChart_;
+    HoldHistogramChart* histogramChart_;
+    QTabWidget* tabs_;
+    std::optional<quint64> generation_;
+};
+
+}  // namespace lockscope::charts

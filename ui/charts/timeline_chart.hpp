@@ -1,0 +1,85 @@
+// The hold timeline: one lane per lock that was held in the chosen window (5 min … 24 h), a bar
+// per hold (see TimelineBarsItem), and below it the number of waiting sessions over the same
+// time. Lanes are sorted by name and at least kMinLanePx tall; when they do not all fit, a scroll
+// bar (or the mouse wheel) pages through them.
+//
+// Polls only mark the chart stale; it redraws at most every kRefreshMs, so a burst of polls or a
+// poll of thousands of holds costs one repaint.
+#pragma once
+
+#include <QTimer>
+#include <QWidget>
+
+#include <vector>
+
+#include "charts/timeline_model.hpp"
+
+class QCategoryAxis;
+class QChart;
+class QChartView;
+class QComboBox;
+class QDateTimeAxis;
+class QLineSeries;
+class QScrollBar;
+class QValueAxis;
+
+namespace lockscope::charts {
+
+class TimelineBarsItem;
+
+class TimelineChart : public QWidget {
+    Q_OBJECT
+
+public:
+    static constexpr int kRefreshMs = 250;
+    static constexpr int kMinLanePx = 22;
+
+    explicit TimelineChart(TimelineModel* model, QWidget* parent = nullptr);
+
+    // One of 300, 900, 3600, 21600, 86400 seconds (others snap to the nearest offered).
+    void setWindowSeconds(int seconds);
+    int windowSeconds() const;
+
+    void refreshNow();
+    bool exportPng(const QString& path);
+    QWidget* exportedWidget() const { return exportArea_; }
+
+    // For tests: what the last refresh laid out.
+    QStringList visibleLaneLabels() const;
+    int laneTotal() const { return static_cast<int>(orderedLanes_.size()); }
+    int refreshCount() const { return refreshCount_; }
+    const TimelineBarsItem* barsItem() const { return bars_; }
+    QChart* chart() const { return chart_; }
+    const QLineSeries* waitersSeries() const { return waitersSeries_; }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void scheduleRefresh();
+    void refresh();
+    void updateLaneAxis(const std::vector<int>& visibleRows, int bands);
+    void updateWaiters(double t0, double t1);
+
+    TimelineModel* model_;
+    QComboBox* window_ = nullptr;
+    QWidget* exportArea_ = nullptr;
+    QChartView* view_ = nullptr;
+    QChart* chart_ = nullptr;
+    QDateTimeAxis* xAxis_ = nullptr;
+    QCategoryAxis* yAxis_ = nullptr;
+    QLineSeries* anchor_ = nullptr;  // empty: gives the axes a series, so the plot area has a domain
+    TimelineBarsItem* bars_ = nullptr;
+    QScrollBar* laneScroll_ = nullptr;
+    QChartView* waitersView_ = nullptr;
+    QChart* waitersChart_ = nullptr;
+    QLineSeries* waitersSeries_ = nullptr;
+    QDateTimeAxis* waitersX_ = nullptr;
+    QValueAxis* waitersY_ = nullptr;
+    std::vector<int> orderedLanes_;  // model rows active in the window, sorted by label
+    QTimer refreshTimer_;
+    int refreshCount_ = 0;
+    int lastCapacity_ = 0;
+};
+
+}  // namespace lockscope::charts

@@ -1,0 +1,368 @@
+#include "charts/timeline_model.hpp"
+
+#include <QDateTime>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <tuple>
+
+#include "charts/hold_histogram_math.hpp"
+
+namespace lockscope::charts {
+
+using pglock::monitor::LockId;
+
+namespace {
+
+// Application names repeat across thousands of bars; past this many distinct ones the intern
+// table starts over (bars keep their shared copies) so that it cannot grow without bound.
+constexpr qsizetype kMaxInterned = 10000;
+
+bool laneBefore(const std::unique_ptr<TimelineModel::Lane>& lane, const LockId& id) { return lane->id < id; }
+
+bool openBefore(const TimelineModel::Bar& bar, std::pair<int, double> key) {
+    return std::pair(bar.pid, bar.start) < key;
+}
+
+QString timeText(double epochSeconds) {
+    return QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(std::llround(epochSeconds * 1000.0)))
+        .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+}
+
+}  // namespace
+
+TimelineModel::TimelineModel(Limits limits, QObject* parent) : QAbstractItemModel(parent), limits_(limits) {}
+
+TimelineModel::~TimelineModel() = default;
+
+int TimelineModel::rowOfLane(const LockId& id) const {
+    const auto it = std::lower_bound(lanes_.begin(), lanes_.end(), id, laneBefore);
+    return it != lanes_.end() && (*it)->id == id ? static_cast<int>(it - lanes_.begin()) : -1;
+}
+
+TimelineModel::Lane* TimelineModel::laneOfSerial(quint64 serial) const {
+    const auto it = laneOfSerial_.find(serial);
+    return it == laneOfSerial_.end() ? nullptr : it->second;
+}
+
+std::size_t TimelineModel::barCount() const {
+    std::size_t open = 0;
+    for (const auto& [serial, unused] : openLanes_) open += laneOfSerial(serial)->open.size();
+    return finishedCount_ + open;
+}
+
+int TimelineModel::ensureLane(const LockId& id, std::int64_t key) {
+    const auto it = std::lower_bound(lanes_.begin(), lanes_.end(), id, laneBefore);
+    const int row = static_cast<int>(it - lanes_.begin());
+    if (it != lanes_.end() && (*it)->id == id) return row;
+    auto lane = std::make_unique<Lane>();
+    lane->id = id;
+    lane->key = key;
+    lane->label = lockLabel(id, key, resolver_);
+    lane->serial = nextSerial_++;
+    beginInsertRows({}, row, row);
+    laneOfSerial_.emplace(lane->serial, lane.get());
+    lanes_.insert(it, std::move(lane));
+    endInsertRows();
+    return row;
+}
+
+QString TimelineModel::intern(const std::string& text) {
+    const QByteArray bytes = QByteArray::fromStdString(text);
+    if (auto it = interned_.constFind(bytes); it != interned_.constEnd()) return *it;
+    if (interned_.size() >= kMaxInterned) interned_.clear();
+    return *interned_.insert(bytes, QString::fromUtf8(bytes));
+}
+
+void TimelineModel::appendFinished(int laneRow, Bar bar) {
+    Lane& lane = *lanes_[static_cast<std::size_t>(laneRow)];
+    const QModelIndex parent = index(laneRow, 0);
+    const int pos = static_cast<int>(lane.finished.size());
+    beginInsertRows(parent, pos, pos);
+    lane.finished.push_back(std::move(bar));
+    finishedOrder_.emplace_back(lane.serial, lane.firstSeq + static_cast<quint64>(pos));
+    ++finishedCount_;
+    endInsertRows();
+    if (lane.finished.size() > limits_.maxBarsPerLane) {
+        // The lane's oldest-ended bars go; their finishedOrder_ entries become stale.
+        const std::size_t excess = lane.finished.size() - limits_.maxBarsPerLane;
+        beginRemoveRows(parent, 0, static_cast<int>(excess) - 1);
+        lane.finished.erase(lane.finished.begin(), lane.finished.begin() + static_cast<std::ptrdiff_t>(excess));
+        lane.firstSeq += excess;
+        finishedCount_ -= excess;
+        endRemoveRows();
+    }
+}
+
+void TimelineModel::closeOpenBar(int laneRow, std::size_t openIndex, double end) {
+    Lane& lane = *lanes_[static_cast<std::size_t>(laneRow)];
+    const int row = static_cast<int>(lane.finished.size() + openIndex);
+    beginRemoveRows(index(laneRow, 0), row, row);
+    Bar bar = std::move(lane.open[openIndex]);
+    lane.open.erase(lane.open.begin() + static_cast<std::ptrdiff_t>(openIndex));
+    if (lane.open.empty()) openLanes_.erase(lane.serial);
+    endRemoveRows();
+    bar.open = false;
+    bar.end = std::max(bar.start, end);
+    if (bar.end >= latest_ - limits_.maxAgeSeconds) appendFinished(laneRow, std::move(bar));
+}
+
+void TimelineModel::addPoll(const PollResult& poll) {
+    const pglock::monitor::Snapshot* snap = poll.snapshot.get();
+    if (snap) latest_ = std::max(latest_, snap->server_now);
+    std::vector<quint64> touched;
+
+    // Holds that ended: their open bars (when we saw them open) move to the finished part.
+    for (const auto& hold : poll.finished) {
+        if (!hold.end) continue;
+        latest_ = std::max(latest_, *hold.end);
+        const int row = ensureLane(hold.lock, hold.key);
+        Lane& lane = *lanes_[static_cast<std::size_t>(row)];
+        touched.push_back(lane.serial);
+        const auto it = std::lower_bound(lane.open.begin(), lane.open.end(), std::pair(hold.pid, hold.start), openBefore);
+        if (it != lane.open.end() && it->pid == hold.pid && it->start == hold.start) {
+            closeOpenBar(row, static_cast<std::size_t>(it - lane.open.begin()), *hold.end);
+            continue;
+        }
+        if (*hold.end < latest_ - limits_.maxAgeSeconds) continue;
+        Bar bar;
+        bar.start = hold.start;
+        bar.end = std::max(hold.start, *hold.end);
+        bar.pid = hold.pid;
+        bar.shared = hold.shared;
+        bar.application = intern(hold.application_name);
+        bar.user = intern(hold.usename);
+        appendFinished(row, std::move(bar));
+    }
+
+    if (snap) {
+        // Holds the server shows now: new ones become open bars.
+        std::set<std::tuple<quint64, int, double>> stillOpen;
+        for (const auto& entry : snap->locks) {
+            const LockId id = pglock::monitor::id_of(entry);
+            for (const auto& holder : entry.holders) {
+                const double start = poll.heldSince(id, holder.pid).value_or(snap->server_now);
+                const int row = ensureLane(id, entry.key);
+                Lane& lane = *lanes_[static_cast<std::size_t>(row)];
+                stillOpen.emplace(lane.serial, holder.pid, start);
+                const auto it = std::lower_bound(lane.open.begin(), lane.open.end(), std::pair(holder.pid, start), openBefore);
+                if (it != lane.open.end() && it->pid == holder.pid && it->start == start) continue;
+                Bar bar;
+                bar.start = start;
+                bar.end = start;
+                bar.pid = holder.pid;
+                bar.shared = holder.shared;
+                bar.open = true;
+                if (const auto b = snap->backends.find(holder.pid); b != snap->backends.end()) {
+                    bar.application = intern(b->second.application_name);
+                    bar.user = intern(b->second.usename);
+                }
+                const int pos = static_cast<int>(lane.finished.size() + static_cast<std::size_t>(it - lane.open.begin()));
+                beginInsertRows(index(row, 0), pos, pos);
+                lane.open.insert(it, std::move(bar));
+                openLanes_[lane.serial] = true;
+                endInsertRows();
+                touched.push_back(lane.serial);
+            }
+        }
+        // Open bars the server no longer shows and no finished hold closed (the tracker dropped
+        // the record, or the stream started mid-hold): they ended by this poll.
+        std::vector<quint64> openSerials;
+        for (const auto& [serial, unused] : openLanes_) openSerials.push_back(serial);
+        for (quint64 serial : openSerials) {
+            Lane* lane = laneOfSerial(serial);
+            const int row = rowOfLane(lane->id);
+            for (std::size_t i = lane->open.size(); i-- > 0;) {
+                const Bar& bar = lane->open[i];
+                if (stillOpen.count({serial, bar.pid, bar.start})) continue;
+                closeOpenBar(row, i, snap->server_now);
+                touched.push_back(serial);
+            }
+        }
+        recordWaiters(*snap);
+    }
+
+    trimFinished();
+    removeEmptyLanes(touched);
+    // Open bars grew by this poll: their Duration cells changed.
+    for (const auto& [serial, unused] : openLanes_) {
+        const Lane* lane = laneOfSerial(serial);
+        const QModelIndex parent = index(rowOfLane(lane->id), 0);
+        const int first = static_cast<int>(lane->finished.size());
+        emit dataChanged(index(first, Duration, parent), index(first + static_cast<int>(lane->open.size()) - 1, Duration, parent));
+    }
+    emit updated();
+}
+
+void TimelineModel::trimFinished() {
+    const double cutoff = latest_ - limits_.maxAgeSeconds;
+    std::unordered_map<Lane*, std::size_t> drop;  // lane -> how many of its oldest finished bars go
+    std::size_t dropping = 0;
+    while (!finishedOrder_.empty()) {
+        const auto [serial, seq] = finishedOrder_.front();
+        Lane* lane = laneOfSerial(serial);
+        const std::size_t pending = lane ? drop[lane] : 0;
+        if (!lane || seq < lane->firstSeq + pending) {  // already dropped by the lane's cap
+            finishedOrder_.pop_front();
+            continue;
+        }
+        const Bar& bar = lane->finished[static_cast<std::size_t>(seq - lane->firstSeq)];
+        const bool tooOld = bar.end < cutoff;
+        const bool tooMany = finishedCount_ - dropping > limits_.maxBars;
+        if (!tooOld && !tooMany) break;
+        ++drop[lane];
+        ++dropping;
+        finishedOrder_.pop_front();
+    }
+    std::vector<quint64> emptied;
+    for (const auto& [lane, count] : drop) {
+        if (count == 0) continue;
+        beginRemoveRows(index(rowOfLane(lane->id), 0), 0, static_cast<int>(count) - 1);
+        lane->finished.erase(lane->finished.begin(), lane->finished.begin() + static_cast<std::ptrdiff_t>(count));
+        lane->firstSeq += count;
+        finishedCount_ -= count;
+        endRemoveRows();
+        emptied.push_back(lane->serial);
+    }
+    removeEmptyLanes(emptied);
+    // Stale entries pile up when per-lane caps drop bars: compact once they outnumber live ones.
+    if (finishedOrder_.size() > 2 * finishedCount_ + 1024) {
+        std::erase_if(finishedOrder_, [this](const std::pair<quint64, quint64>& e) {
+            const Lane* lane = laneOfSerial(e.first);
+            return !lane || e.second < lane->firstSeq;
+        });
+    }
+}
+
+void TimelineModel::removeEmptyLanes(const std::vector<quint64>& candidates) {
+    for (quint64 serial : candidates) {
+        Lane* lane = laneOfSerial(serial);
+        if (!lane || lane->barCount() != 0) continue;
+        const int row = rowOfLane(lane->id);
+        beginRemoveRows({}, row, row);
+        laneOfSerial_.erase(serial);
+        openLanes_.erase(serial);
+        lanes_.erase(lanes_.begin() + row);
+        endRemoveRows();
+    }
+}
+
+void TimelineModel::recordWaiters(const pglock::monitor::Snapshot& snap) {
+    int waiting = 0;
+    for (const auto& entry : snap.locks) waiting += static_cast<int>(entry.waiters.size());
+    waiters_.push_back({snap.server_now, waiting});
+    const double cutoff = latest_ - limits_.maxAgeSeconds;
+    while (!waiters_.empty() && (waiters_.front().time < cutoff || waiters_.size() > limits_.maxWaiterSamples))
+        waiters_.pop_front();
+}
+
+void TimelineModel::clear() {
+    beginResetModel();
+    lanes_.clear();
+    laneOfSerial_.clear();
+    openLanes_.clear();
+    finishedOrder_.clear();
+    finishedCount_ = 0;
+    waiters_.clear();
+    latest_ = 0;
+    interned_.clear();
+    endResetModel();
+    emit updated();
+}
+
+void TimelineModel::setNameResolver(NameResolver resolver) {
+    resolver_ = std::move(resolver);
+    refreshNames();
+}
+
+void TimelineModel::refreshNames() {
+    for (auto& lane : lanes_) lane->label = lockLabel(lane->id, lane->key, resolver_);
+    if (!lanes_.empty()) emit dataChanged(index(0, Label), index(laneCount() - 1, Label));
+    emit updated();
+}
+
+// ---- item model ----------------------------------------------------------------------------
+
+QModelIndex TimelineModel::index(int row, int column, const QModelIndex& parent) const {
+    if (row < 0 || column < 0 || column >= ColumnCount) return {};
+    if (!parent.isValid()) return row < laneCount() ? createIndex(row, column, quintptr(0)) : QModelIndex();
+    if (parent.internalId() != 0 || parent.column() != 0) return {};
+    const Lane& lane = laneAt(parent.row());
+    if (static_cast<std::size_t>(row) >= lane.barCount()) return {};
+    return createIndex(row, column, quintptr(lane.serial));
+}
+
+QModelIndex TimelineModel::parent(const QModelIndex& child) const {
+    if (!child.isValid() || child.internalId() == 0) return {};
+    const Lane* lane = laneOfSerial(child.internalId());
+    if (!lane) return {};
+    return createIndex(rowOfLane(lane->id), 0, quintptr(0));
+}
+
+int TimelineModel::rowCount(const QModelIndex& parent) const {
+    if (!parent.isValid()) return laneCount();
+    if (parent.internalId() != 0 || parent.column() != 0) return 0;
+    return static_cast<int>(laneAt(parent.row()).barCount());
+}
+
+int TimelineModel::columnCount(const QModelIndex& parent) const {
+    Q_UNUSED(parent);
+    return ColumnCount;
+}
+
+QVariant TimelineModel::barData(const Lane& lane, const Bar& bar, int column, int role) const {
+    switch (role) {
+        case Qt::DisplayRole:
+            switch (column) {
+                case Label: return QStringLiteral("pid %1").arg(bar.pid);
+                case Start: return timeText(bar.start);
+                case End: return bar.open ? tr("open") : timeText(bar.end);
+                case Duration: return formatSeconds(endOf(bar) - bar.start);
+                case Pid: return bar.pid;
+                case Application: return bar.application;
+                case User: return bar.user;
+                case Mode: return bar.shared ? tr("shared") : tr("exclusive");
+                default: return {};
+            }
+        case KeyRole: return static_cast<qlonglong>(lane.key);
+        case StartRole: return bar.start;
+        case EndRole: return bar.open ? QVariant() : QVariant(bar.end);
+        case IsOpenRole: return bar.open;
+        default: return {};
+    }
+}
+
+QVariant TimelineModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
+    if (index.internalId() == 0) {
+        const Lane& lane = laneAt(index.row());
+        switch (role) {
+            case Qt::DisplayRole: return index.column() == Label ? QVariant(lane.label) : QVariant();
+            case Qt::ToolTipRole:
+                return index.column() == Label ? QVariant(QStringLiteral("%1\nkey %2").arg(lane.label).arg(lane.key)) : QVariant();
+            case KeyRole: return static_cast<qlonglong>(lane.key);
+            default: return {};
+        }
+    }
+    const Lane* lane = laneOfSerial(index.internalId());
+    if (!lane) return {};
+    return barData(*lane, lane->barAt(static_cast<std::size_t>(index.row())), index.column(), role);
+}
+
+QVariant TimelineModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    switch (section) {
+        case Label: return tr("Lock / holder");
+        case Start: return tr("Start");
+        case End: return tr("End");
+        case Duration: return tr("Duration");
+        case Pid: return tr("PID");
+        case Application: return tr("Application");
+        case User: return tr("User");
+        case Mode: return tr("Mode");
+        default: return {};
+    }
+}
+
+}  // namespace lockscope::charts
