@@ -19,7 +19,7 @@ struct PoolOptions {
     std::chrono::milliseconds connect_timeout{10000};
     // Connection keywords that win over the conninfo's, e.g. a password typed for this run only
     // (kept in memory, never written anywhere) or an application_name.
-    Session::Overrides overrides;
+    Session::Overrides overrides{};
 };
 
 class Pool;
