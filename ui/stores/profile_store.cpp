@@ -51,6 +51,8 @@ ConnectionProfile ProfileStore::load(const QString& name) const {
     p.sslmode = settings_.value(QStringLiteral("sslmode")).toString();
     p.applicationName = settings_.value(QStringLiteral("application_name")).toString();
     p.production = settings_.value(QStringLiteral("production"), false).toBool();
+    p.readOnly = settings_.value(QStringLiteral("read_only"), p.production).toBool();
+    p.metricsUrls = settings_.value(QStringLiteral("metrics_urls")).toStringList();
     settings_.endGroup();
     return p;
 }
@@ -65,6 +67,8 @@ void ProfileStore::save(const ConnectionProfile& p) {
     settings_.setValue(QStringLiteral("sslmode"), p.sslmode);
     settings_.setValue(QStringLiteral("application_name"), p.applicationName);
     settings_.setValue(QStringLiteral("production"), p.production);
+    settings_.setValue(QStringLiteral("read_only"), p.readOnly);
+    settings_.setValue(QStringLiteral("metrics_urls"), p.metricsUrls);
     settings_.endGroup();
     settings_.sync();
 }

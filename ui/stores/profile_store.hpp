@@ -14,6 +14,13 @@ struct ConnectionProfile {
     QString conninfo;
     QString host, port, dbname, user, sslmode, applicationName;
     bool production = false;  // production profiles open read-only by default
+    // Whether lockscope may take/release locks or end sessions on this server. A new profile
+    // marked production starts read-only; a saved profile keeps what was saved (profiles saved
+    // before this field existed read it from `production`).
+    bool readOnly = false;
+    // Prometheus /metrics URLs of applications that use the library against this server; the
+    // metrics panel scrapes them.
+    QStringList metricsUrls;
 
     // The libpq conninfo string for this profile (values quoted as libpq requires).
     QString toConninfo() const;

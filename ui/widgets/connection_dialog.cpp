@@ -7,9 +7,11 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include "metrics/metrics_scraper.hpp"
 #include "pglock/conninfo.hpp"
 
 namespace lockscope {
@@ -46,6 +48,11 @@ ConnectionDialog::ConnectionDialog(ProfileStore& store, QWidget* parent) : QDial
     password_->setEchoMode(QLineEdit::Password);
     password_->setPlaceholderText(tr("optional; kept in memory for this session, never saved"));
     production_ = new QCheckBox(tr("Production (open read-only)"), this);
+    readOnly_ = new QCheckBox(tr("Read-only: no taking or releasing locks, no cancel/terminate"), this);
+    metricsUrls_ = new QPlainTextEdit(this);
+    metricsUrls_->setPlaceholderText(tr("optional; one per line, e.g. http://app1:9187/metrics or app2:9187"));
+    metricsUrls_->setTabChangesFocus(true);
+    metricsUrls_->setFixedHeight(metricsUrls_->fontMetrics().lineSpacing() * 4 + 12);
     form->addRow(tr("Name"), name_);
     form->addRow(tr("Conninfo / URI / service"), conninfo_);
     form->addRow(tr("Host"), host_);
@@ -56,6 +63,8 @@ ConnectionDialog::ConnectionDialog(ProfileStore& store, QWidget* parent) : QDial
     form->addRow(tr("application_name"), appname_);
     form->addRow(tr("Password"), password_);
     form->addRow(QString(), production_);
+    form->addRow(QString(), readOnly_);
+    form->addRow(tr("Application metrics"), metricsUrls_);
     layout->addLayout(form);
 
     error_ = new QLabel(this);
@@ -75,6 +84,11 @@ ConnectionDialog::ConnectionDialog(ProfileStore& store, QWidget* parent) : QDial
     layout->addWidget(buttons);
 
     connect(profiles_, &QComboBox::currentTextChanged, this, &ConnectionDialog::loadProfile);
+    // clicked, not toggled: only the user's own click ends the following, not ours below.
+    connect(readOnly_, &QCheckBox::clicked, this, [this] { readOnlyTouched_ = true; });
+    connect(production_, &QCheckBox::toggled, this, [this](bool production) {
+        if (!readOnlyTouched_) readOnly_->setChecked(production);
+    });
     connect(removeButton, &QPushButton::clicked, this, &ConnectionDialog::removeProfile);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(buttons, &QDialogButtonBox::accepted, this, [this] {
@@ -98,6 +112,9 @@ void ConnectionDialog::loadProfile(const QString& name) {
     sslmode_->setCurrentText(p.sslmode);
     appname_->setText(p.applicationName);
     production_->setChecked(p.production);
+    readOnly_->setChecked(p.readOnly);  // after production_, whose toggle would override it
+    readOnlyTouched_ = false;
+    metricsUrls_->setPlainText(p.metricsUrls.join(QLatin1Char('\n')));
 }
 
 ConnectionProfile ConnectionDialog::profile() const {
@@ -111,10 +128,23 @@ ConnectionProfile ConnectionDialog::profile() const {
     p.sslmode = sslmode_->currentText();
     p.applicationName = appname_->text().trimmed();
     p.production = production_->isChecked();
+    p.readOnly = readOnly_->isChecked();
+    for (const QString& line : metricsUrlLines()) {
+        const QUrl url = MetricsScraper::endpointFromUserInput(line);
+        p.metricsUrls << (url.isValid() ? url.toString() : line);
+    }
     return p;
 }
 
 QString ConnectionDialog::password() const { return password_->text(); }
+
+QStringList ConnectionDialog::metricsUrlLines() const {
+    QStringList lines;
+    for (const QString& line : metricsUrls_->toPlainText().split(QLatin1Char('\n'))) {
+        if (!line.trimmed().isEmpty()) lines << line.trimmed();
+    }
+    return lines;
+}
 
 bool ConnectionDialog::validate() {
     const std::string conninfo = profile().toConninfo().toStdString();
@@ -124,6 +154,14 @@ bool ConnectionDialog::validate() {
     } else if (pglock::conninfo_has_password(conninfo)) {
         problem = tr("This connection string contains a password, and profiles are saved to disk. "
                      "Remove it and use the password field, ~/.pgpass or PGPASSWORD.");
+    } else {
+        for (const QString& line : metricsUrlLines()) {
+            QString why;
+            if (!MetricsScraper::endpointFromUserInput(line, &why).isValid()) {
+                problem = tr("Application metrics: %1").arg(why);
+                break;
+            }
+        }
     }
     error_->setText(problem);
     error_->setVisible(!problem.isEmpty());

@@ -10,6 +10,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QPlainTextEdit;
 
 namespace lockscope {
 
@@ -26,6 +27,7 @@ private:
     void saveProfile();
     void removeProfile();
     bool validate();
+    QStringList metricsUrlLines() const;
 
     ProfileStore& store_;
     QComboBox* profiles_;
@@ -39,6 +41,9 @@ private:
     QLineEdit* appname_;
     QLineEdit* password_;
     QCheckBox* production_;
+    QCheckBox* readOnly_;
+    bool readOnlyTouched_ = false;  // until the user clicks it, read-only follows "production"
+    QPlainTextEdit* metricsUrls_;   // one /metrics URL per line
     QLabel* error_;
 };
 
