@@ -9,6 +9,7 @@
 
 #include "actions/lock_controller.hpp"
 #include "actions/read_only_switch.hpp"
+#include "metrics/metrics_scraper.hpp"
 #include "stores/catalog_store.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/resolver_panel.hpp"
@@ -31,15 +32,21 @@ int main(int argc, char** argv) {
                                   QStringLiteral("Save a PNG of the window after --screenshot-delay and quit."), QStringLiteral("FILE"));
     QCommandLineOption delay(QStringLiteral("screenshot-delay"), QStringLiteral("Milliseconds before the screenshot (default 4000)."),
                              QStringLiteral("MS"), QStringLiteral("4000"));
-    QCommandLineOption tab(QStringLiteral("tab"), QStringLiteral("Open on this side tab: session, mylocks, resolver or catalog."),
+    QCommandLineOption tab(QStringLiteral("tab"),
+                           QStringLiteral("Open on this tab: locks, timeline, histogram or metrics, or the side tab session, "
+                                          "mylocks, resolver or catalog."),
                            QStringLiteral("TAB"));
+    QCommandLineOption metrics(QStringLiteral("metrics"),
+                               QStringLiteral("Scrape this /metrics endpoint of an application using the library (repeatable; "
+                                              "HOST:PORT or a URL)."),
+                               QStringLiteral("URL"));
     QCommandLineOption readOnly(QStringLiteral("read-only"), QStringLiteral("Start in read-only mode: no action changes the server."));
     QCommandLineOption take(QStringLiteral("take"),
                             QStringLiteral("Take a lock by hand once connected (repeatable). MODE is try (default), blocking, "
                                            "xact or shared (a shared try)."),
                             QStringLiteral("[MODE:]NAME"));
     QCommandLineOption resolve(QStringLiteral("resolve"), QStringLiteral("Put this text into the resolver."), QStringLiteral("TEXT"));
-    cli.addOptions({dsn, catalog, importNames, screenshot, delay, tab, resolve, readOnly, take});
+    cli.addOptions({dsn, catalog, importNames, screenshot, delay, tab, resolve, readOnly, take, metrics});
     cli.process(app);
 
     const QString catalogPath = cli.isSet(catalog) ? cli.value(catalog) : lockscope::CatalogStore::defaultPath();
@@ -59,7 +66,17 @@ int main(int argc, char** argv) {
 
     lockscope::MainWindow window(store);
     window.show();
-    if (cli.isSet(dsn)) window.connectTo(cli.value(dsn), {}, {}, cli.isSet(readOnly));
+    QList<QUrl> endpoints;
+    for (const QString& text : cli.values(metrics)) {
+        QString why;
+        const QUrl url = lockscope::MetricsScraper::endpointFromUserInput(text, &why);
+        if (!url.isValid()) {
+            std::fprintf(stderr, "lockscope: --metrics %s: %s\n", qPrintable(text), qPrintable(why));
+            return 2;
+        }
+        endpoints << url;
+    }
+    if (cli.isSet(dsn)) window.connectTo(cli.value(dsn), {}, {}, cli.isSet(readOnly), endpoints);
     else window.readOnlySwitch().set(cli.isSet(readOnly));
     for (const QString& spec : cli.values(take)) {
         const qsizetype colon = spec.indexOf(QLatin1Char(':'));

@@ -20,6 +20,10 @@
 #include "actions/backend_actions.hpp"
 #include "actions/lock_controller.hpp"
 #include "actions/read_only_switch.hpp"
+#include "charts/charts_panel.hpp"
+#include "metrics/metrics_model.hpp"
+#include "metrics/metrics_panel.hpp"
+#include "metrics/metrics_scraper.hpp"
 #include "models/locks_filter_proxy.hpp"
 #include "models/locks_model.hpp"
 #include "pglock/key.hpp"
@@ -96,7 +100,30 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
         const int width = split->width();
         split->setSizes({width * 7 / 10, width - width * 7 / 10});
     });
-    setCentralWidget(split);
+    charts_ = new charts::ChartsPanel(this);
+    charts_->setNameResolver([this](std::int64_t key) -> std::optional<QByteArray> {
+        const QList<QByteArray> names = catalog_.namesForKey(key);
+        if (names.size() != 1) return std::nullopt;  // unknown, or a collision: show the key
+        return names.first();
+    });
+    mainTabs_ = new QTabWidget(this);
+    mainTabs_->setObjectName(QStringLiteral("mainTabs"));
+    mainTabs_->setDocumentMode(true);
+    mainTabs_->addTab(split, tr("Locks"));
+    mainTabs_->addTab(charts_, tr("Charts"));
+    scraper_ = new MetricsScraper(this);
+    metricsModel_ = new MetricsModel(scraper_, this);
+    metricsPanel_ = new MetricsPanel(scraper_, metricsModel_, this);
+    mainTabs_->addTab(metricsPanel_, tr("App metrics"));
+    // What the applications report about hold durations joins the monitor's histogram.
+    connect(metricsModel_, &MetricsModel::histogramsChanged, this, [this] {
+        std::vector<charts::ScrapedHistogram> out;
+        for (const auto& [name, h] : metricsModel_->histograms()) {
+            out.push_back({QByteArray::fromStdString(name), h.upper_bounds, h.cumulative, h.sum, h.count});
+        }
+        charts_->setScrapedHistograms(out);
+    });
+    setCentralWidget(mainTabs_);
 
     buildActions();
     buildStatusBar();
@@ -107,6 +134,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     connect(view_, &QTreeView::customContextMenuRequested, this, &MainWindow::showContextMenu);
     connect(&catalog_, &CatalogStore::changed, this, [this] {
         model_->refreshNames();
+        charts_->refreshNames();
         resolver_->setText(resolver_->text());
     });
     tick_.setInterval(1000);
@@ -172,21 +200,39 @@ void MainWindow::openConnectionDialog() {
     if (dialog.exec() != QDialog::Accepted) return;
     const ConnectionProfile p = dialog.profile();
     if (!releaseBeforeLeaving(tr("Connecting elsewhere"))) return;
-    connectTo(p.toConninfo(), dialog.password(), p.name, p.production);
+    QList<QUrl> urls;
+    for (const QString& url : p.metricsUrls) urls << QUrl(url);
+    connectTo(p.toConninfo(), dialog.password(), p.name, p.readOnly, urls);
 }
 
-void MainWindow::connectTo(const QString& conninfo, const QString& password, const QString& label, bool readOnly) {
+void MainWindow::connectTo(const QString& conninfo, const QString& password, const QString& label, bool readOnly,
+                           const QList<QUrl>& metricsUrls) {
     connectionLabel_ = label.isEmpty() ? conninfo : label;
     latest_.reset();
     model_->clear();
+    charts_->clear();
     readOnly_->set(readOnly);
     poller_.start(conninfo, password);
     locks_->setConnection(conninfo, password);
     backends_->setConnection(conninfo, password);
+    scraper_->setEndpoints(metricsUrls);
+    if (metricsUrls.isEmpty()) scraper_->stop();
+    else scraper_->start();
     setWindowTitle(tr("lockscope — %1").arg(connectionLabel_));
 }
 
 void MainWindow::showTab(const QString& name) {
+    mainTabs_->setCurrentIndex(0);
+    if (name == QLatin1String("timeline") || name == QLatin1String("histogram")) {
+        mainTabs_->setCurrentWidget(charts_);
+        charts_->tabs()->setCurrentIndex(name == QLatin1String("timeline") ? 0 : 1);
+        return;
+    }
+    if (name == QLatin1String("metrics")) {
+        mainTabs_->setCurrentWidget(metricsPanel_);
+        return;
+    }
+    if (name == QLatin1String("locks")) return;
     if (name == QLatin1String("resolver")) tabs_->setCurrentWidget(resolver_);
     else if (name == QLatin1String("catalog")) tabs_->setCurrentWidget(catalogPanel_);
     else if (name == QLatin1String("mylocks")) tabs_->setCurrentWidget(myLocks_);
@@ -197,6 +243,7 @@ void MainWindow::onResult(const PollResultPtr& result) {
     latest_ = result;
     const auto& snap = *result->snapshot;
     model_->applySnapshot(result->snapshot);
+    charts_->addPoll(result);
     const int major = snap.server_version / 10000;
     const int minor = snap.server_version % 10000;
     serverLabel_->setText(tr("PostgreSQL %1.%2").arg(major).arg(minor));

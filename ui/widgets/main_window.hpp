@@ -5,6 +5,7 @@
 
 #include <QMainWindow>
 #include <QTimer>
+#include <QUrl>
 
 #include <memory>
 
@@ -25,7 +26,13 @@ class QToolBar;
 
 namespace lockscope {
 
+namespace charts {
+class ChartsPanel;
+}
 class BackendActions;
+class MetricsModel;
+class MetricsPanel;
+class MetricsScraper;
 class CatalogPanel;
 class CatalogStore;
 class LockController;
@@ -44,11 +51,14 @@ public:
     ~MainWindow() override;
 
     // Connects at once (as after the connection dialog); used by --dsn and the tests.
-    // readOnly: start in read-only mode (profiles marked production do).
+    // readOnly: start in read-only mode (profiles marked production do). metricsUrls: the
+    // /metrics endpoints of applications that use the library, scraped beside the monitor.
     void connectTo(const QString& conninfo, const QString& password = {}, const QString& label = {},
-                   bool readOnly = false);
+                   bool readOnly = false, const QList<QUrl>& metricsUrls = {});
     void openConnectionDialog();
-    void showTab(const QString& name);  // "session", "resolver", "catalog" or "mylocks"
+    // Side tabs "session", "mylocks", "resolver", "catalog"; main tabs "locks", "timeline",
+    // "histogram" (and the ones listed in main_window.cpp).
+    void showTab(const QString& name);
 
     Poller& poller() { return poller_; }
     LocksModel& locksModel() { return *model_; }
@@ -59,6 +69,9 @@ public:
     BackendActions& backendActions() { return *backends_; }
     ReadOnlySwitch& readOnlySwitch() { return *readOnly_; }
     MyLocksPanel& myLocks() { return *myLocks_; }
+    charts::ChartsPanel& charts() { return *charts_; }
+    MetricsScraper& metricsScraper() { return *scraper_; }
+    MetricsModel& metricsModel() { return *metricsModel_; }
     // The take-lock dialog, prefilled; the lock is taken when the operator confirms.
     void takeLock(const QByteArray& name = {});
 
@@ -87,7 +100,12 @@ private:
     LocksModel* model_;
     LocksFilterProxy* proxy_;
     QTreeView* view_;
-    QTabWidget* tabs_;
+    QTabWidget* mainTabs_;  // Locks, Charts, ...
+    QTabWidget* tabs_;      // the side panels beside the locks view
+    charts::ChartsPanel* charts_;
+    MetricsScraper* scraper_;
+    MetricsModel* metricsModel_;
+    MetricsPanel* metricsPanel_;
     SessionPanel* session_;
     ResolverPanel* resolver_;
     CatalogPanel* catalogPanel_;
