@@ -193,4 +193,97 @@ void HoldTracker::close_all(double when) {
     trim_finished();
 }
 
+namespace {
+
+void merge_pids(std::vector<int>& into, const std::vector<int>& more) {
+    for (int pid : more) {
+        const auto at = std::lower_bound(into.begin(), into.end(), pid);
+        if (at == into.end() || *at != pid) into.insert(at, pid);
+    }
+}
+
+Wait new_wait(const Snapshot& snapshot, const LockEntry& lock, const Waiter& w) {
+    Wait wait;
+    wait.lock = id_of(lock);
+    wait.key = lock.key;
+    wait.pid = w.pid;
+    wait.shared = w.shared;
+    wait.start = w.wait_start.value_or(snapshot.server_now);
+    wait.start_from_server = w.wait_start.has_value();
+    merge_pids(wait.blocked_by, w.blocked_by);
+    if (auto b = snapshot.backends.find(w.pid); b != snapshot.backends.end()) {
+        wait.application_name = b->second.application_name;
+        wait.usename = b->second.usename;
+    }
+    return wait;
+}
+
+}  // namespace
+
+std::size_t WaitTracker::update(const Snapshot& snapshot) {
+    const std::size_t finished_before = finished_.size();
+    std::size_t ended = 0;
+    std::map<std::pair<LockId, int>, Wait> next;
+    for (const LockEntry& lock : snapshot.locks) {
+        for (const Waiter& w : lock.waiters) {
+            const auto k = std::make_pair(id_of(lock), w.pid);
+            auto it = open_.find(k);
+            if (it == open_.end()) {
+                next.emplace(k, new_wait(snapshot, lock, w));
+                continue;
+            }
+            Wait wait = std::move(it->second);
+            open_.erase(it);
+            if (w.wait_start) {
+                if (wait.start_from_server && *w.wait_start > wait.start) {
+                    // A later waitstart on the same (lock, pid): the old wait was granted or
+                    // canceled and a new one began between two polls. The old one ended no later
+                    // than the new one started.
+                    finish(std::move(wait), *w.wait_start);
+                    ++ended;
+                    next.emplace(k, new_wait(snapshot, lock, w));
+                    continue;
+                }
+                if (!wait.start_from_server) {
+                    // waitstart is NULL for a moment after a wait begins; the server's value,
+                    // once shown, is the truth.
+                    wait.start = std::min(wait.start, *w.wait_start);
+                    wait.start_from_server = true;
+                }
+            }
+            merge_pids(wait.blocked_by, w.blocked_by);
+            next.emplace(k, std::move(wait));
+        }
+    }
+    for (auto& [k, wait] : open_) {
+        finish(std::move(wait), snapshot.server_now);
+        ++ended;
+    }
+    open_ = std::move(next);
+    // Keep the documented order (oldest end first) when a restarted wait ended before others.
+    std::stable_sort(finished_.begin() + static_cast<std::ptrdiff_t>(std::min(finished_before, finished_.size())),
+                     finished_.end(), [](const Wait& a, const Wait& b) { return a.end < b.end; });
+    trim_finished();
+    return ended;
+}
+
+void WaitTracker::finish(Wait wait, double when) {
+    wait.end = std::max(when, wait.start);  // never a negative duration, whatever the clocks said
+    finished_.push_back(std::move(wait));
+}
+
+void WaitTracker::trim_finished() {
+    if (finished_.size() > max_finished_) {
+        finished_.erase(finished_.begin(), finished_.begin() + static_cast<std::ptrdiff_t>(finished_.size() - max_finished_));
+    }
+}
+
+std::vector<Wait> WaitTracker::take_finished() { return std::exchange(finished_, {}); }
+
+void WaitTracker::close_all(double when) {
+    for (auto& [k, wait] : open_) finish(std::move(wait), when);
+    open_.clear();
+    trim_finished();
+}
+
 }  // namespace pglock::monitor

@@ -27,6 +27,8 @@ using pglock::monitor::KeyForm;
 using pglock::monitor::LockEntry;
 using pglock::monitor::LockId;
 using pglock::monitor::Snapshot;
+using pglock::monitor::Wait;
+using pglock::monitor::WaitTracker;
 using pgt::guarded;
 using pgt::RawConn;
 
@@ -90,6 +92,28 @@ Snapshot synthetic(double now, const std::vector<std::pair<std::int64_t, int>>& 
         s.backends[pid].pid = pid;
         s.backends[pid].application_name = "app-" + std::to_string(pid);
     }
+    return s;
+}
+
+// Adds a waiter on `key` (creating the lock entry when missing) to a synthetic snapshot.
+void add_waiter(Snapshot& s, std::int64_t key, int pid, std::optional<double> wait_start, std::vector<int> blocked_by) {
+    auto it = std::find_if(s.locks.begin(), s.locks.end(), [&](const LockEntry& e) { return e.key == key; });
+    if (it == s.locks.end()) {
+        LockEntry e;
+        e.key = key;
+        e.tag = pglock::tag_of(key);
+        s.locks.push_back(e);
+        it = s.locks.end() - 1;
+    }
+    it->waiters.push_back({pid, false, wait_start, std::move(blocked_by)});
+    s.backends[pid].pid = pid;
+    s.backends[pid].application_name = "app-" + std::to_string(pid);
+    s.backends[pid].usename = "user-" + std::to_string(pid);
+}
+
+Snapshot waiting(double now, std::int64_t key, int pid, std::optional<double> wait_start, std::vector<int> blocked_by) {
+    Snapshot s = synthetic(now, {});
+    add_waiter(s, key, pid, wait_start, std::move(blocked_by));
     return s;
 }
 
@@ -458,6 +482,119 @@ private slots:
         // After a reconnect the same holds start afresh.
         QCOMPARE(tracker.update(synthetic(101, {{1, 7}})), std::size_t(0));
         QCOMPARE(tracker.held_since({KeyForm::bigint, pglock::tag_of(1)}, 7), std::optional<double>(101.0));
+    }
+
+    // ---- WaitTracker ------------------------------------------------------------------------
+
+    void wait_tracker_records_a_live_wait_with_its_blocker() {
+        guarded([&] {
+            const std::int64_t key = fresh_key();
+            RawConn a(dsn_), b(dsn_);
+            b.query("SET application_name = 'pglock-test-waiter'");
+            a.lock(key);
+            send(b, "SELECT pg_advisory_lock(" + k(key) + ")");
+            WaitTracker tracker;
+            const Snapshot s1 = poll_until([&](const Snapshot& s) {
+                const LockEntry* e = find_key(s, key);
+                return e && e->waiters.size() == 1 && e->waiters[0].wait_start;
+            });
+            QCOMPARE(tracker.update(s1), std::size_t(0));
+            const LockEntry* e = find_key(s1, key);
+            QVERIFY(e && e->waiters.size() == 1);
+            const auto open_key = std::make_pair(pglock::monitor::id_of(*e), b.pid());
+            QCOMPARE(tracker.open().count(open_key), std::size_t(1));
+            const double server_start = *e->waiters[0].wait_start;
+
+            QVERIFY(a.unlock(key));  // B is granted: its wait ends, its hold begins
+            QVERIFY(finish(b));
+            const Snapshot s2 = poll_until([&](const Snapshot& s) {
+                const LockEntry* e2 = find_key(s, key);
+                return e2 && e2->waiters.empty();
+            });
+            QCOMPARE(tracker.update(s2), std::size_t(1));
+            QVERIFY(tracker.open().empty());
+            const std::vector<Wait> done = tracker.take_finished();
+            QCOMPARE(done.size(), std::size_t(1));
+            const Wait& w = done[0];
+            QCOMPARE(w.key, key);
+            QCOMPARE(w.pid, b.pid());
+            QVERIFY(!w.shared);
+            QVERIFY(w.start_from_server);
+            QCOMPARE(w.start, server_start);  // the server's waitstart, not the first poll's time
+            QCOMPARE(w.end, std::optional<double>(s2.server_now));
+            QVERIFY(w.duration() > 0);
+            QCOMPARE(w.blocked_by, std::vector<int>{a.pid()});
+            QCOMPARE(w.application_name, std::string("pglock-test-waiter"));
+            QVERIFY(!w.usename.empty());
+            QVERIFY(b.unlock(key));
+        });
+    }
+
+    void wait_tracker_unions_blockers_and_takes_late_waitstart() {
+        WaitTracker tracker;
+        // waitstart is NULL in the first snapshot; the poll time stands in until the server's shows.
+        QCOMPARE(tracker.update(waiting(10, 1, 7, std::nullopt, {3})), std::size_t(0));
+        QCOMPARE(tracker.open().begin()->second.start, 10.0);
+        QVERIFY(!tracker.open().begin()->second.start_from_server);
+        QCOMPARE(tracker.update(waiting(11, 1, 7, 9.5, {5, 3})), std::size_t(0));
+        QCOMPARE(tracker.update(waiting(12, 1, 7, 9.5, {4})), std::size_t(0));
+        QCOMPARE(tracker.update(synthetic(13, {{1, 7}})), std::size_t(1));  // granted
+        const auto done = tracker.take_finished();
+        QCOMPARE(done.size(), std::size_t(1));
+        QCOMPARE(done[0].start, 9.5);
+        QVERIFY(done[0].start_from_server);
+        QCOMPARE(done[0].end, std::optional<double>(13.0));
+        QCOMPARE(done[0].duration(), 3.5);
+        QCOMPARE(done[0].blocked_by, (std::vector<int>{3, 4, 5}));  // every blocker seen, sorted, once
+        QCOMPARE(done[0].application_name, std::string("app-7"));
+        QCOMPARE(done[0].usename, std::string("user-7"));
+        QVERIFY(tracker.take_finished().empty());
+    }
+
+    void wait_tracker_splits_a_wait_restarted_between_polls() {
+        WaitTracker tracker;
+        tracker.update(waiting(10, 1, 7, 9.0, {3}));
+        // Same (lock, pid) still waiting, but with a later waitstart: granted, released and
+        // waiting again between the polls. Two waits, not one long one.
+        QCOMPARE(tracker.update(waiting(20, 1, 7, 18.0, {4})), std::size_t(1));
+        QCOMPARE(tracker.open().size(), std::size_t(1));
+        QCOMPARE(tracker.open().begin()->second.start, 18.0);
+        QCOMPARE(tracker.open().begin()->second.blocked_by, std::vector<int>{4});
+        const auto done = tracker.take_finished();
+        QCOMPARE(done.size(), std::size_t(1));
+        QCOMPARE(done[0].start, 9.0);
+        QCOMPARE(done[0].end, std::optional<double>(18.0));
+        QCOMPARE(done[0].blocked_by, std::vector<int>{3});
+    }
+
+    void wait_tracker_two_waiters_bounded_and_close_all() {
+        WaitTracker tracker(2);
+        Snapshot s = waiting(1, 1, 7, std::nullopt, {6});
+        add_waiter(s, 1, 8, std::nullopt, {6});
+        add_waiter(s, 2, 9, std::nullopt, {6});
+        tracker.update(s);
+        QCOMPARE(tracker.open().size(), std::size_t(3));
+        tracker.close_all(5);
+        QVERIFY(tracker.open().empty());
+        const auto done = tracker.take_finished();
+        QCOMPARE(done.size(), std::size_t(2));  // only the newest max_finished are kept
+        for (const auto& w : done) {
+            QCOMPARE(w.start, 1.0);
+            QCOMPARE(w.end, std::optional<double>(5.0));
+        }
+        // After a reconnect the same wait starts afresh.
+        QCOMPARE(tracker.update(waiting(6, 1, 7, std::nullopt, {6})), std::size_t(0));
+        QCOMPARE(tracker.open().begin()->second.start, 6.0);
+    }
+
+    void wait_tracker_session_gone_ends_the_wait() {
+        WaitTracker tracker;
+        tracker.update(waiting(1, 1, 7, 0.5, {6}));
+        QCOMPARE(tracker.update(synthetic(2, {{1, 6}})), std::size_t(1));  // 7 is gone, 6 still holds
+        const auto done = tracker.take_finished();
+        QCOMPARE(done.size(), std::size_t(1));
+        QCOMPARE(done[0].pid, 7);
+        QCOMPARE(done[0].end, std::optional<double>(2.0));
     }
 };
 

@@ -1,5 +1,5 @@
 // What one poll hands to the GUI thread: the snapshot, when each visible hold started, and the
-// holds that ended with it. Immutable once emitted, shared by pointer (no copies per receiver).
+// holds and waits that ended with it. Immutable once emitted, shared by pointer (no copies per receiver).
 #pragma once
 
 #include <QMetaType>
@@ -18,6 +18,7 @@ struct PollResult {
     // (lock, pid) -> server epoch seconds when the hold was first seen.
     std::map<std::pair<pglock::monitor::LockId, int>, double> held_since;
     std::vector<pglock::monitor::Hold> finished;  // holds that ended since the previous poll
+    std::vector<pglock::monitor::Wait> finished_waits;  // waits that ended since the previous poll
     quint64 generation = 0;                       // which connection produced it
 
     std::optional<double> heldSince(const pglock::monitor::LockId& lock, int pid) const {

@@ -42,6 +42,7 @@ void PollWorker::end() {
     timer_.stop();
     session_.reset();
     tracker_ = pglock::monitor::HoldTracker();
+    wait_tracker_ = pglock::monitor::WaitTracker();
     // Forget the password as soon as this connection is over.
     for (auto& [key, value] : overrides_) std::fill(value.begin(), value.end(), '\0');
     overrides_.clear();
@@ -79,9 +80,12 @@ bool PollWorker::ensureConnected() {
 
 void PollWorker::lose(const QString& why) {
     session_.reset();
-    // Holds seen before the outage cannot be told apart from new ones after it: end them at the
-    // last time they were seen, so history never invents a hold across the gap.
-    if (last_server_now_ > 0) tracker_.close_all(last_server_now_);
+    // Holds and waits seen before the outage cannot be told apart from new ones after it: end
+    // them at the last time they were seen, so history never invents one across the gap.
+    if (last_server_now_ > 0) {
+        tracker_.close_all(last_server_now_);
+        wait_tracker_.close_all(last_server_now_);
+    }
     backoff_ = backoff_.count() == 0 ? kFirstBackoff : std::min(backoff_ * 2, kMaxBackoff);
     const QString message = QStringLiteral("%1 — retrying in %2 s")
                                 .arg(why)
@@ -99,10 +103,12 @@ void PollWorker::tick() {
         const auto timeout = std::max(std::chrono::milliseconds(5000), interval_ * 3);
         auto snapshot = std::make_shared<pglock::monitor::Snapshot>(pglock::monitor::poll(*session_, context(timeout)));
         tracker_.update(*snapshot);
+        wait_tracker_.update(*snapshot);
         last_server_now_ = snapshot->server_now;
         auto out = std::make_shared<PollResult>();
         for (const auto& [key, hold] : tracker_.open()) out->held_since.emplace(key, hold.start);
         out->finished = tracker_.take_finished();
+        out->finished_waits = wait_tracker_.take_finished();
         out->snapshot = std::move(snapshot);
         out->generation = generation_;
         emit result(out);

@@ -1,5 +1,5 @@
-// The worker side of Poller: lives on the poll thread, owns the monitor session and the hold
-// tracker. Every blocking libpq call it makes can be cut short through its stop source, which
+// The worker side of Poller: lives on the poll thread, owns the monitor session and the hold and
+// wait trackers. Every blocking libpq call it makes can be cut short through its stop source, which
 // the GUI thread may trigger at any time.
 #pragma once
 
@@ -51,6 +51,7 @@ private:
     std::stop_source stop_;
     std::optional<pglock::Session> session_;
     pglock::monitor::HoldTracker tracker_;
+    pglock::monitor::WaitTracker wait_tracker_;
     std::string conninfo_;
     pglock::Session::Overrides overrides_;  // the password, in memory only
     quint64 generation_ = 0;

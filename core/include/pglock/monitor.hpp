@@ -123,4 +123,46 @@ private:
     std::vector<Hold> finished_;
 };
 
+// A wait: (lock, pid) seen waiting from `start` until `end` (nullopt while it lasts), whether it
+// ended by being granted, canceled or by the session going away.
+struct Wait {
+    LockId lock;
+    std::int64_t key = 0;
+    int pid = 0;
+    bool shared = false;
+    // The server's pg_locks.waitstart when it showed one (PostgreSQL 14+), else the server time of
+    // the first snapshot that showed the wait (which is later than the true start by up to a poll).
+    double start = 0;
+    bool start_from_server = false;  // start is waitstart, not a poll time
+    std::optional<double> end;       // server time of the first snapshot that no longer showed it
+    std::string application_name;
+    std::string usename;
+    // Every pid pg_blocking_pids() named during the wait, sorted, no repeats: who it waited on.
+    // Bounded by the server's max_connections.
+    std::vector<int> blocked_by;
+    double duration() const { return end ? *end - start : 0; }
+};
+
+// Turns successive snapshots into waits, as HoldTracker does for holds. Memory is bounded the
+// same way: open waits are as many as the server has, finished ones at most `max_finished`.
+class WaitTracker {
+public:
+    explicit WaitTracker(std::size_t max_finished = 10000) : max_finished_(max_finished) {}
+
+    // Returns how many waits ended with this snapshot (their records are in take_finished()).
+    std::size_t update(const Snapshot& snapshot);
+    const std::map<std::pair<LockId, int>, Wait>& open() const noexcept { return open_; }
+    // Finished waits, oldest end first; the caller may take them (e.g. into a history store).
+    std::vector<Wait> take_finished();
+    // The connection dropped: every open wait ends at `when`.
+    void close_all(double when);
+
+private:
+    void finish(Wait wait, double when);
+    void trim_finished();
+    std::size_t max_finished_;
+    std::map<std::pair<LockId, int>, Wait> open_;
+    std::vector<Wait> finished_;
+};
+
 }  // namespace pglock::monitor
