@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
     QCommandLineOption delay(QStringLiteral("screenshot-delay"), QStringLiteral("Milliseconds before the screenshot (default 4000)."),
                              QStringLiteral("MS"), QStringLiteral("4000"));
     QCommandLineOption tab(QStringLiteral("tab"),
-                           QStringLiteral("Open on this tab: locks, timeline, histogram or metrics, or the side tab session, "
+                           QStringLiteral("Open on this tab: locks, timeline, histogram, history or metrics, or the side tab session, "
                                           "mylocks, resolver or catalog."),
                            QStringLiteral("TAB"));
     QCommandLineOption metrics(QStringLiteral("metrics"),

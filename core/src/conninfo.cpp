@@ -42,4 +42,22 @@ bool conninfo_has_password(const std::string& conninfo) {
     return false;
 }
 
+std::string conninfo_label(const std::string& conninfo) {
+    Parsed p = parse(conninfo);
+    if (!p.options) return {};
+    auto value = [&](const char* keyword) -> std::string {
+        for (PQconninfoOption* o = p.options.get(); o->keyword; ++o) {
+            if (std::strcmp(o->keyword, keyword) == 0 && o->val) return o->val;
+        }
+        return {};
+    };
+    if (const std::string service = value("service"); !service.empty()) return "service=" + service;
+    std::string label;
+    if (const std::string user = value("user"); !user.empty()) label += user + "@";
+    label += value("host").empty() ? std::string("localhost") : value("host");
+    if (const std::string port = value("port"); !port.empty()) label += ":" + port;
+    if (const std::string db = value("dbname"); !db.empty()) label += "/" + db;
+    return label;
+}
+
 }  // namespace pglock

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "core_test_util.hpp"
+#include "pglock/conninfo.hpp"
 #include "pglock/error.hpp"
 #include "pglock/key.hpp"
 #include "pglock/observe.hpp"
@@ -245,6 +246,20 @@ private slots:
         const double expected[] = {0.001, 0.005, 0.025, 0.1, 0.5, 1, 5, 30, 120, 600};
         QCOMPARE(std::size(pglock::hold_buckets), std::size(expected));
         for (std::size_t i = 0; i < std::size(expected); ++i) QCOMPARE(pglock::hold_buckets[i], expected[i]);
+    }
+
+    // Labels for titles and history file names never carry the password, in either syntax.
+    void conninfo_label_never_holds_the_password() {
+        QCOMPARE(pglock::conninfo_label("host=db1 port=5433 dbname=app user=ops password=s3cret"),
+                 std::string("ops@db1:5433/app"));
+        QCOMPARE(pglock::conninfo_label("postgresql://ops:s3cret@db1:5433/app?sslmode=require"),
+                 std::string("ops@db1:5433/app"));
+        QCOMPARE(pglock::conninfo_label("service=prod password=s3cret"), std::string("service=prod"));
+        QCOMPARE(pglock::conninfo_label("dbname=app"), std::string("localhost/app"));
+        QCOMPARE(pglock::conninfo_label("host='unterminated"), std::string());
+        QVERIFY(pglock::conninfo_has_password("postgresql://ops:s3cret@db1/app"));
+        QVERIFY(pglock::conninfo_has_password("host=db1 password=s3cret"));
+        QVERIFY(!pglock::conninfo_has_password("host=db1 dbname=app"));
     }
 };
 

@@ -21,11 +21,14 @@
 #include "actions/lock_controller.hpp"
 #include "actions/read_only_switch.hpp"
 #include "charts/charts_panel.hpp"
+#include "history/history_panel.hpp"
+#include "history/history_recorder.hpp"
 #include "metrics/metrics_model.hpp"
 #include "metrics/metrics_panel.hpp"
 #include "metrics/metrics_scraper.hpp"
 #include "models/locks_filter_proxy.hpp"
 #include "models/locks_model.hpp"
+#include "pglock/conninfo.hpp"
 #include "pglock/key.hpp"
 #include "stores/catalog_store.hpp"
 #include "stores/name_import.hpp"
@@ -111,6 +114,18 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     mainTabs_->setDocumentMode(true);
     mainTabs_->addTab(split, tr("Locks"));
     mainTabs_->addTab(charts_, tr("Charts"));
+    // Every hold and wait the monitor sees ends up in a per-server SQLite file, written on the
+    // recorder's own thread.
+    history_ = new history::HistoryRecorder(this);
+    history_->setNameResolver([this](qint64 key) -> std::optional<QByteArray> {
+        const QList<QByteArray> names = catalog_.namesForKey(key);
+        if (names.size() != 1) return std::nullopt;  // unknown, or a collision: keep the key only
+        return names.first();
+    });
+    historyPanel_ = new history::HistoryPanel(history_, this);
+    mainTabs_->addTab(historyPanel_, tr("History"));
+    connect(history_, &history::HistoryRecorder::failed, this,
+            [this](const QString& message) { statusBar()->showMessage(tr("History: %1").arg(message), 10000); });
     scraper_ = new MetricsScraper(this);
     metricsModel_ = new MetricsModel(scraper_, this);
     metricsPanel_ = new MetricsPanel(scraper_, metricsModel_, this);
@@ -129,6 +144,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     buildStatusBar();
 
     connect(&poller_, &Poller::resultReady, this, &MainWindow::onResult);
+    connect(&poller_, &Poller::resultReady, history_, &history::HistoryRecorder::record);
     connect(&poller_, &Poller::stateChanged, this, &MainWindow::onState);
     connect(view_->selectionModel(), &QItemSelectionModel::currentChanged, this, &MainWindow::onSelection);
     connect(view_, &QTreeView::customContextMenuRequested, this, &MainWindow::showContextMenu);
@@ -207,7 +223,9 @@ void MainWindow::openConnectionDialog() {
 
 void MainWindow::connectTo(const QString& conninfo, const QString& password, const QString& label, bool readOnly,
                            const QList<QUrl>& metricsUrls) {
-    connectionLabel_ = label.isEmpty() ? conninfo : label;
+    // Never the conninfo itself in titles or file names: it may carry a password.
+    const QString server = QString::fromStdString(pglock::conninfo_label(conninfo.toStdString()));
+    connectionLabel_ = label.isEmpty() ? (server.isEmpty() ? tr("(unparsable connection string)") : server) : label;
     latest_.reset();
     model_->clear();
     charts_->clear();
@@ -215,6 +233,7 @@ void MainWindow::connectTo(const QString& conninfo, const QString& password, con
     poller_.start(conninfo, password);
     locks_->setConnection(conninfo, password);
     backends_->setConnection(conninfo, password);
+    history_->openProfile(label.isEmpty() ? server : label);
     scraper_->setEndpoints(metricsUrls);
     if (metricsUrls.isEmpty()) scraper_->stop();
     else scraper_->start();
@@ -226,6 +245,10 @@ void MainWindow::showTab(const QString& name) {
     if (name == QLatin1String("timeline") || name == QLatin1String("histogram")) {
         mainTabs_->setCurrentWidget(charts_);
         charts_->tabs()->setCurrentIndex(name == QLatin1String("timeline") ? 0 : 1);
+        return;
+    }
+    if (name == QLatin1String("history")) {
+        mainTabs_->setCurrentWidget(historyPanel_);
         return;
     }
     if (name == QLatin1String("metrics")) {

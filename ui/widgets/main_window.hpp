@@ -29,6 +29,10 @@ namespace lockscope {
 namespace charts {
 class ChartsPanel;
 }
+namespace history {
+class HistoryPanel;
+class HistoryRecorder;
+}
 class BackendActions;
 class MetricsModel;
 class MetricsPanel;
@@ -72,6 +76,7 @@ public:
     charts::ChartsPanel& charts() { return *charts_; }
     MetricsScraper& metricsScraper() { return *scraper_; }
     MetricsModel& metricsModel() { return *metricsModel_; }
+    history::HistoryRecorder& historyRecorder() { return *history_; }
     // The take-lock dialog, prefilled; the lock is taken when the operator confirms.
     void takeLock(const QByteArray& name = {});
 
@@ -106,6 +111,8 @@ private:
     MetricsScraper* scraper_;
     MetricsModel* metricsModel_;
     MetricsPanel* metricsPanel_;
+    history::HistoryRecorder* history_;
+    history::HistoryPanel* historyPanel_;
     SessionPanel* session_;
     ResolverPanel* resolver_;
     CatalogPanel* catalogPanel_;
