@@ -66,6 +66,16 @@ HistoryPanel::HistoryPanel(HistoryRecorder* recorder, QWidget* parent)
     table_->setAlternatingRowColors(true);
     table_->verticalHeader()->hide();
     table_->horizontalHeader()->setStretchLastSection(true);
+    // One line per row: wrapped names and timestamps made rows three lines tall and hid most of
+    // the history. Widths fit a typical name, a full key and a millisecond timestamp.
+    table_->setWordWrap(false);
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 8);
+    const std::pair<int, int> widths[] = {{HistoryModel::kindColumn, 50},   {HistoryModel::nameColumn, 190},
+                                          {HistoryModel::keyColumn, 165},   {HistoryModel::modeColumn, 75},
+                                          {HistoryModel::pidColumn, 60},    {HistoryModel::applicationColumn, 190},
+                                          {HistoryModel::userColumn, 80},   {HistoryModel::startedColumn, 175},
+                                          {HistoryModel::endedColumn, 175}, {HistoryModel::durationColumn, 80}};
+    for (const auto& [column, width] : widths) table_->horizontalHeader()->resizeSection(column, width);
 
     auto* filters = new QHBoxLayout;
     filters->addWidget(search_, 1);

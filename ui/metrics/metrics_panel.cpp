@@ -71,6 +71,9 @@ MetricsPanel::MetricsPanel(MetricsScraper* scraper, MetricsModel* model, QWidget
     endpointsView_ = makeTable(this);
     endpointsView_->setModel(statusModel_);
     endpointsView_->setMaximumHeight(140);
+    // URLs and lock names are what an operator reads first: give them room.
+    endpointsView_->horizontalHeader()->resizeSection(0, 300);
+    endpointsView_->horizontalHeader()->resizeSection(1, 260);
     layout->addWidget(endpointsView_);
 
     locksProxy_->setSourceModel(model);
@@ -79,6 +82,9 @@ MetricsPanel::MetricsPanel(MetricsScraper* scraper, MetricsModel* model, QWidget
     locksView_->setModel(locksProxy_);
     locksView_->setSortingEnabled(true);
     locksView_->sortByColumn(MetricsModel::NameColumn, Qt::AscendingOrder);
+    locksView_->horizontalHeader()->setStretchLastSection(false);
+    locksView_->horizontalHeader()->resizeSection(0, 260);
+    locksView_->horizontalHeader()->resizeSection(MetricsModel::NameColumn, 240);
     layout->addWidget(locksView_, 1);
 
     connect(addButton_, &QPushButton::clicked, this, [this] {
