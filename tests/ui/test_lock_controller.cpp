@@ -1,6 +1,7 @@
 // The operator's lock and backend controllers against a real server. Another libpq session
 // (PgConn) plays the other application; pg_locks and pg_stat_activity are the judges.
 #include <QAbstractItemModelTester>
+#include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTest>
 #include <QUuid>
@@ -130,8 +131,11 @@ private slots:
         const std::string otherPid = other.one("SELECT pg_backend_pid()");
         const auto taken = locks_->take(name, TakeMode::Blocking, false);
         QTRY_VERIFY_WITH_TIMEOUT(rowsOf(*judge_, name).find(":f") != std::string::npos, kWaitMs);
+        QElapsedTimer sinceCancel;
+        sinceCancel.start();
         QVERIFY(locks_->cancelWait(taken.id).accepted());
         QTRY_COMPARE_WITH_TIMEOUT(stateOf(taken.id), OwnLockState::Canceled, kWaitMs);
+        qInfo("wait canceled %lld ms after Cancel", static_cast<long long>(sinceCancel.elapsed()));
         // Nothing waits for the lock any more, in pg_locks or in pg_stat_activity.
         QCOMPARE(rowsOf(*judge_, name), otherPid + ":t");
         QCOMPARE(judge_->one("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = "
@@ -203,9 +207,12 @@ private slots:
         const auto taken = locks_->take(name, static_cast<TakeMode>(mode), false);
         QTRY_COMPARE_WITH_TIMEOUT(stateOf(taken.id), OwnLockState::Held, kWaitMs);
         const int pid = locks_->find(taken.id)->pid;
+        QElapsedTimer sinceKill;
+        sinceKill.start();
         QCOMPARE(judge_->one("SELECT pg_terminate_backend(" + std::to_string(pid) + ")"), std::string("t"));
         // "At once": the library's watcher (or the socket notifier) reports it well within a second.
         QTRY_COMPARE_WITH_TIMEOUT(stateOf(taken.id), OwnLockState::Lost, 1000);
+        qInfo("lost state %lld ms after pg_terminate_backend", static_cast<long long>(sinceKill.elapsed()));
         QVERIFY(locks_->find(taken.id)->message.contains(QString::number(pid)));
         QVERIFY(!locks_->ownPids().contains(pid));
         QVERIFY(pidsChanged.count() >= 2);
