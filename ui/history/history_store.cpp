@@ -13,6 +13,7 @@
 #include <QVariant>
 
 #include "history/history_csv.hpp"
+#include "stores/sql_transaction.hpp"
 
 namespace lockscope::history {
 namespace {
@@ -149,25 +150,6 @@ Record readRecord(const QSqlQuery& q) {
 
 bool bindAll(QSqlQuery& q, const QVariantList& values) {
     for (int i = 0; i < values.size(); ++i) q.bindValue(i, values.at(i));
-    return true;
-}
-
-// A write in a transaction: commits when `body` returns true, rolls back otherwise.
-template <typename Body>
-bool inTransaction(QSqlDatabase& db, QString* error, Body&& body) {
-    if (!db.transaction()) {
-        *error = QStringLiteral("cannot begin a transaction: %1").arg(db.lastError().text());
-        return false;
-    }
-    if (!body()) {
-        db.rollback();
-        return false;
-    }
-    if (!db.commit()) {
-        *error = QStringLiteral("commit failed: %1").arg(db.lastError().text());
-        db.rollback();
-        return false;
-    }
     return true;
 }
 

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "pglock/key.hpp"
+#include "stores/sql_transaction.hpp"
 
 namespace lockscope {
 namespace {
@@ -33,28 +34,6 @@ QString notNull(const QString& s) { return s.isNull() ? QStringLiteral("") : s; 
 
 QString nowUtc() { return QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs); }
 
-// A write in a transaction: commits when `body` returns true, rolls back otherwise.
-template <typename Body>
-bool inTransaction(QSqlDatabase& db, QString* error, Body&& body) {
-    if (!db.transaction()) {
-        *error = QStringLiteral("cannot begin a transaction: %1").arg(db.lastError().text());
-        return false;
-    }
-    if (!body()) {
-        db.rollback();
-        return false;
-    }
-    if (!db.commit()) {
-        *error = QStringLiteral("commit failed: %1").arg(db.lastError().text());
-        db.rollback();
-        return false;
-    }
-    return true;
-}
-
-QString shown(const QByteArray& name) {
-    return QString::fromUtf8(names::escapeName(name));  // printable, and exact for the user to copy
-}
 
 }  // namespace
 
@@ -156,11 +135,11 @@ CatalogStore::AddResult CatalogStore::add(const QByteArray& name, const QString&
         return true;
     });
     if (!ok) {
-        fail(QStringLiteral("add %1").arg(shown(name)), error);
+        fail(QStringLiteral("add %1").arg(names::printable(name)), error);
         return AddResult::failed;
     }
     if (rows == 0) {
-        fail(QStringLiteral("add %1").arg(shown(name)), QStringLiteral("already in the catalog"));
+        fail(QStringLiteral("add %1").arg(names::printable(name)), QStringLiteral("already in the catalog"));
         return AddResult::duplicate;
     }
     emit changed();
@@ -183,15 +162,15 @@ bool CatalogStore::remove(const QByteArray& name) {
         rows = q.numRowsAffected();
         return true;
     });
-    if (!ok) return fail(QStringLiteral("remove %1").arg(shown(name)), error);
-    if (rows == 0) return fail(QStringLiteral("remove %1").arg(shown(name)), QStringLiteral("not in the catalog"));
+    if (!ok) return fail(QStringLiteral("remove %1").arg(names::printable(name)), error);
+    if (rows == 0) return fail(QStringLiteral("remove %1").arg(names::printable(name)), QStringLiteral("not in the catalog"));
     emit changed();
     return true;
 }
 
 CatalogStore::RenameResult CatalogStore::rename(const QByteArray& from, const QByteArray& to) {
     if (!open_) return RenameResult::failed;
-    const QString what = QStringLiteral("rename %1 to %2").arg(shown(from), shown(to));
+    const QString what = QStringLiteral("rename %1 to %2").arg(names::printable(from), names::printable(to));
     if (to.isEmpty()) {
         fail(what, QStringLiteral("an empty name is not a lock name"));
         return RenameResult::invalid;
@@ -266,8 +245,8 @@ bool CatalogStore::setNote(const QByteArray& name, const QString& note) {
     int rows = 0;
     QString error;
     if (!updateColumn(db, "UPDATE names SET note = ? WHERE name = ?", note, name, &rows, &error))
-        return fail(QStringLiteral("set the note of %1").arg(shown(name)), error);
-    if (rows == 0) return fail(QStringLiteral("set the note of %1").arg(shown(name)), QStringLiteral("not in the catalog"));
+        return fail(QStringLiteral("set the note of %1").arg(names::printable(name)), error);
+    if (rows == 0) return fail(QStringLiteral("set the note of %1").arg(names::printable(name)), QStringLiteral("not in the catalog"));
     emit changed();
     return true;
 }
@@ -278,8 +257,8 @@ bool CatalogStore::setOwner(const QByteArray& name, const QString& owner) {
     int rows = 0;
     QString error;
     if (!updateColumn(db, "UPDATE names SET owner = ? WHERE name = ?", owner, name, &rows, &error))
-        return fail(QStringLiteral("set the owner of %1").arg(shown(name)), error);
-    if (rows == 0) return fail(QStringLiteral("set the owner of %1").arg(shown(name)), QStringLiteral("not in the catalog"));
+        return fail(QStringLiteral("set the owner of %1").arg(names::printable(name)), error);
+    if (rows == 0) return fail(QStringLiteral("set the owner of %1").arg(names::printable(name)), QStringLiteral("not in the catalog"));
     emit changed();
     return true;
 }
@@ -305,7 +284,7 @@ std::optional<CatalogEntry> CatalogStore::entry(const QByteArray& name) const {
     q.prepare(QStringLiteral("SELECT name, key, note, owner, added_at FROM names WHERE name = ?"));
     q.addBindValue(name);
     if (!q.exec()) {
-        fail(QStringLiteral("look up %1").arg(shown(name)), q.lastError().text());
+        fail(QStringLiteral("look up %1").arg(names::printable(name)), q.lastError().text());
         return std::nullopt;
     }
     if (!q.next()) return std::nullopt;
@@ -332,7 +311,7 @@ bool CatalogStore::contains(const QByteArray& name) const {
     QSqlQuery q(QSqlDatabase::database(connection_, false));
     q.prepare(QStringLiteral("SELECT 1 FROM names WHERE name = ?"));
     q.addBindValue(name);
-    if (!q.exec()) return fail(QStringLiteral("look up %1").arg(shown(name)), q.lastError().text());
+    if (!q.exec()) return fail(QStringLiteral("look up %1").arg(names::printable(name)), q.lastError().text());
     return q.next();
 }
 
@@ -435,7 +414,7 @@ ImportReport CatalogStore::importSources(const QList<NameSource>& sources) {
             q.bindValue(1, keyOf(name));
             q.bindValue(2, addedAt);
             if (!q.exec()) {
-                error = QStringLiteral("%1: %2").arg(shown(name), q.lastError().text());
+                error = QStringLiteral("%1: %2").arg(names::printable(name), q.lastError().text());
                 return false;
             }
             if (q.numRowsAffected() > 0) ++added;
