@@ -83,7 +83,7 @@ QVariant MyLocksModel::data(const QModelIndex& index, int role) const {
         default: return {};
     }
     switch (index.column()) {
-        case Name: return QString::fromUtf8(names::escapeName(lock->name));
+        case Name: return names::printable(lock->name);
         case Key: return QString::number(lock->key);
         case Mode: return modeName(lock->mode) + (lock->shared ? tr(", shared") : tr(", exclusive"));
         case Pid: return lock->pid > 0 ? QVariant(lock->pid) : QVariant();

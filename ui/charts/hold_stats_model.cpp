@@ -1,4 +1,5 @@
 #include "charts/hold_stats_model.hpp"
+#include "stores/name_import.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -106,7 +107,7 @@ void HoldStatsModel::refreshNames() {
 
 QString HoldStatsModel::labelOf(const LockStats& s) const {
     // The applications reported this very name: it is the truth for that key, catalog or not.
-    if (s.scraped) return displayName(s.scrapedName);
+    if (s.scraped) return names::printable(s.scrapedName);
     return lockLabel(s.id, s.key, resolver_);
 }
 

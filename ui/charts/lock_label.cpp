@@ -4,15 +4,13 @@
 
 namespace lockscope::charts {
 
-QString displayName(const QByteArray& name) { return QString::fromUtf8(names::escapeName(name)); }
-
 QString lockLabel(const pglock::monitor::LockId& id, std::int64_t key, const NameResolver& resolver) {
     if (id.form == pglock::monitor::KeyForm::int_pair)
         return QStringLiteral("(%1, %2) int4 pair")
             .arg(static_cast<std::int32_t>(id.tag.classid))
             .arg(static_cast<std::int32_t>(id.tag.objid));
     if (resolver) {
-        if (auto name = resolver(key); name && !name->isEmpty()) return displayName(*name);
+        if (auto name = resolver(key); name && !name->isEmpty()) return names::printable(*name);
     }
     return QString::number(key);
 }

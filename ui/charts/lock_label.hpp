@@ -17,10 +17,6 @@ namespace lockscope::charts {
 // The app's catalog: the name of a bigint key, nullopt when it has none.
 using NameResolver = std::function<std::optional<QByteArray>(std::int64_t key)>;
 
-// A name made printable: NUL, control bytes, backslashes and invalid UTF-8 are shown as escapes
-// (the catalog's list format), so two different names never look the same.
-QString displayName(const QByteArray& name);
-
 // The label of a lock for axes, combos and tooltips.
 QString lockLabel(const pglock::monitor::LockId& id, std::int64_t key, const NameResolver& resolver);
 

@@ -44,7 +44,7 @@ QString HistoryModel::displayName(const Record& r) {
             .arg(static_cast<qint32>(static_cast<quint32>(r.key)));
     }
     if (!r.name) return QStringLiteral("(unknown) %1").arg(r.key);
-    return QString::fromUtf8(names::escapeName(*r.name));  // printable, and exact for the user to copy
+    return names::printable(*r.name);
 }
 
 QString HistoryModel::formatDuration(double seconds) {

@@ -60,6 +60,8 @@ bool isValidUtf8(QByteArrayView bytes) noexcept {
     return true;
 }
 
+QString printable(QByteArrayView name) { return QString::fromUtf8(escapeName(name)); }
+
 QByteArray escapeName(QByteArrayView name) {
     const auto* p = reinterpret_cast<const unsigned char*>(name.data());
     const qsizetype n = name.size();

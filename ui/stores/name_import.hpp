@@ -47,6 +47,9 @@ bool isValidUtf8(QByteArrayView bytes) noexcept;
 
 // One name as one line of the list format (no line terminator).
 QByteArray escapeName(QByteArrayView name);
+// A name as the app shows it: escapeName() as text, so control bytes and invalid UTF-8 are
+// visible, two different names never look the same, and the text can be copied back exactly.
+QString printable(QByteArrayView name);
 // The inverse for one already-trimmed line; nullopt with *why set for an unknown or cut escape.
 std::optional<QByteArray> unescapeName(QByteArrayView line, QString* why = nullptr);
 

@@ -54,7 +54,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
         if (names.isEmpty()) {
             // Not catalogued, but taken by hand here: this app knows the name it hashed.
             for (const auto& own : locks_->locks()) {
-                if (own.key == key && own.holding()) return QString::fromUtf8(names::escapeName(own.name)) + tr(" (taken here)");
+                if (own.key == key && own.holding()) return names::printable(own.name) + tr(" (taken here)");
             }
             return std::nullopt;
         }

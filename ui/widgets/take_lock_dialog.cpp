@@ -18,7 +18,7 @@ namespace lockscope {
 TakeLockDialog::TakeLockDialog(const QByteArray& name, QWidget* parent) : QDialog(parent) {
     setWindowTitle(tr("Take lock"));
     setObjectName(QStringLiteral("takeLockDialog"));
-    nameEdit_ = new QLineEdit(QString::fromUtf8(names::escapeName(name)), this);
+    nameEdit_ = new QLineEdit(names::printable(name), this);
     nameEdit_->setObjectName(QStringLiteral("takeLockName"));
     nameEdit_->setPlaceholderText(tr("lock name, e.g. orders.daily-rollup"));
     nameEdit_->setMinimumWidth(380);
