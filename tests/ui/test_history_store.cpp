@@ -168,7 +168,7 @@ private slots:
             hold("orders.daily-rollup", 101, now_ - 60, now_ - 50),
             hold("a,b \"quoted\"\r\nline", 102, now_ - 49, now_ - 40),
             hold(nul, 103, now_ - 39, now_ - 30),
-            hold(QByteArray("\xff\xfe latin\xe9", 11), 104, now_ - 29, now_ - 20),
+            hold(QByteArray("\xff\xfe latin\xe9", 9), 104, now_ - 29, now_ - 20),
             wait("orders.daily-rollup", 105, now_ - 19.5, now_ - 10.25, {101, 7}),
         };
         Record unknown = hold("ignored", 106, now_ - 9, now_ - 5);
