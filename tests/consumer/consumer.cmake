@@ -6,6 +6,12 @@ foreach(var BUILD_DIR SOURCE_DIR WORK_DIR DSN_FILE)
   endif()
 endforeach()
 file(REMOVE_RECURSE ${WORK_DIR})
+# A sanitized library (asan/tsan presets) needs its consumer built with the same sanitizer, as any
+# real consumer of such a build would; otherwise the link misses the sanitizer runtime.
+set(sanitize_flags "")
+if(SANITIZE)
+  set(sanitize_flags -DCMAKE_CXX_FLAGS=-fsanitize=${SANITIZE} -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=${SANITIZE})
+endif()
 set(prefix ${WORK_DIR}/prefix)
 execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix} --component Unspecified
                 RESULT_VARIABLE rc OUTPUT_QUIET)
@@ -14,6 +20,7 @@ if(rc)
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer/project -B ${WORK_DIR}/build -G Ninja
                         -DCMAKE_PREFIX_PATH=${prefix} -DEXAMPLE_SOURCE=${SOURCE_DIR}/examples/quickstart.cpp
+                        ${sanitize_flags}
                 RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "configuring the consumer project failed: ${rc}")
