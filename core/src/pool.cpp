@@ -14,6 +14,7 @@ namespace pglock {
 struct PooledSession::Shared {
     std::string conninfo;
     PoolOptions options;
+    Session::Overrides keepalive_keywords;  // from options.keepalive, made once
     std::mutex mutex;
     std::condition_variable_any freed;
     std::vector<Session> idle;  // most recently returned last (warm caches, live sockets)
@@ -84,6 +85,7 @@ Pool::Pool(std::string conninfo, PoolOptions options) : shared_(std::make_shared
     if (options.max_size == 0) options.max_size = 1;
     shared_->conninfo = std::move(conninfo);
     shared_->options = options;
+    shared_->keepalive_keywords = keepalive_keywords(options.keepalive);
 }
 
 Pool::~Pool() = default;
@@ -123,7 +125,8 @@ PooledSession Pool::acquire(const Context& ctx) {
         ++s.open;
         lock.unlock();
         try {
-            Session session = detail::SessionOps::connect(s.conninfo, ctx, s.options.connect_timeout, s.options.overrides);
+            Session session = detail::SessionOps::connect(s.conninfo, ctx, s.options.connect_timeout, s.options.overrides,
+                                                          s.keepalive_keywords);
             return PooledSession(shared_, std::move(session));
         } catch (...) {
             s.forget_one();

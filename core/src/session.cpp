@@ -5,6 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -45,11 +49,9 @@ int Result::column_index(const char* name) const noexcept { return res_ ? PQfnum
 // ---- Session ---------------------------------------------------------------------------------
 
 void Session::CloseConn::operator()(pg_conn* conn) const noexcept { PQfinish(conn); }
-void Session::FreeCancel::operator()(pg_cancel* cancel) const noexcept { PQfreeCancel(cancel); }
 
 Session::Session(Session&& other) noexcept
     : conn_(std::move(other.conn_)),
-      cancel_(std::move(other.cancel_)),
       backend_pid_(std::exchange(other.backend_pid_, 0)),
       wake_fd_(std::exchange(other.wake_fd_, -1)),
       fatal_(std::move(other.fatal_)),
@@ -61,7 +63,6 @@ Session& Session::operator=(Session&& other) noexcept {
     if (this != &other) {
         if (wake_fd_ >= 0) ::close(wake_fd_);
         conn_ = std::move(other.conn_);
-        cancel_ = std::move(other.cancel_);
         backend_pid_ = std::exchange(other.backend_pid_, 0);
         wake_fd_ = std::exchange(other.wake_fd_, -1);
         fatal_ = std::move(other.fatal_);
@@ -134,12 +135,73 @@ Session Session::connect(const std::string& conninfo, const Context& ctx, const 
     return detail::SessionOps::connect(conninfo, ctx, std::chrono::milliseconds(0), overrides);
 }
 
+Session Session::connect(const std::string& conninfo, const Context& ctx, const Overrides& overrides,
+                         const Keepalive& keepalive) {
+    return detail::SessionOps::connect(conninfo, ctx, std::chrono::milliseconds(0), overrides,
+                                       keepalive_keywords(keepalive));
+}
+
+std::vector<std::pair<std::string, std::string>> keepalive_keywords(const Keepalive& k) {
+    if (!k.enabled) return {};
+    // libpq takes whole seconds and milliseconds; a zero or negative value would mean "the
+    // system default" there, which is not what a caller asking for a bound means: at least 1.
+    auto at_least_one = [](long long v) { return std::to_string(std::max<long long>(1, v)); };
+    std::vector<std::pair<std::string, std::string>> out{
+        {"keepalives", "1"},
+        {"keepalives_idle", at_least_one(k.idle.count())},
+        {"keepalives_interval", at_least_one(k.interval.count())},
+        {"keepalives_count", at_least_one(k.count)},
+    };
+    if (k.user_timeout.count() > 0) out.emplace_back("tcp_user_timeout", std::to_string(k.user_timeout.count()));
+    return out;
+}
+
 // ---- SessionOps ------------------------------------------------------------------------------
 
 namespace detail {
 namespace {
 
 constexpr auto kCancelWait = std::chrono::seconds(10);  // how long a cancelled statement may take to end
+// How long a caller waits for its cancel request to reach the server. libpq's PQcancel() opens a
+// new connection and blocks until the request is through: across a silently cut network that
+// lasts until tcp_user_timeout (or about 2 min of SYN retries without one), and a deadline would
+// be overrun by as much. A local cancel takes milliseconds, a distant one well under a second.
+constexpr auto kCancelSendWait = std::chrono::seconds(2);
+
+// Sends a cancel request for the statement running on `conn`; true once the server has it.
+// PQcancel() runs on a thread of its own with its own PGcancel, so that it may outlive this
+// wait: a request not through after kCancelSendWait is given up on (false), and the caller
+// closes the session instead, which ends the backend on the server as well.
+bool send_cancel(PGconn* conn) {
+    struct State {
+        std::mutex mutex;
+        std::condition_variable done_cv;
+        bool done = false;
+        bool ok = false;
+    };
+    PGcancel* cancel = PQgetCancel(conn);
+    if (!cancel) return false;
+    auto state = std::make_shared<State>();
+    try {
+        std::thread([cancel, state] {
+            char err[256];
+            const bool ok = PQcancel(cancel, err, sizeof err) != 0;
+            PQfreeCancel(cancel);
+            {
+                std::lock_guard lock(state->mutex);
+                state->done = true;
+                state->ok = ok;
+            }
+            state->done_cv.notify_all();
+        }).detach();
+    } catch (...) {
+        PQfreeCancel(cancel);
+        return false;
+    }
+    std::unique_lock lock(state->mutex);
+    state->done_cv.wait_for(lock, kCancelSendWait, [&] { return state->done; });
+    return state->done && state->ok;
+}
 
 enum class Wake { ready, stop, deadline, timeout };
 
@@ -206,7 +268,6 @@ std::string sqlstate_of(const PGresult* res) {
 
 void SessionOps::close(Session& session) noexcept {
     session.conn_.reset();
-    session.cancel_.reset();
 }
 
 Attempt SessionOps::run(Session& session, SendRef send, const Context& ctx) {
@@ -249,8 +310,7 @@ Attempt SessionOps::run(Session& session, SendRef send, const Context& ctx) {
         cancel_sent = true;
         session.cancel_pending_ = true;
         cancel_limit = Clock::now() + kCancelWait;
-        char err[256];
-        if (!session.cancel_ || PQcancel(session.cancel_.get(), err, sizeof err) == 0) {
+        if (!send_cancel(conn)) {
             // Without a cancel the statement could go on (a lock wait could still be granted):
             // closing the connection makes the server end the backend and drop its locks.
             close(session);
@@ -375,15 +435,23 @@ Attempt SessionOps::run_prepared(Session& session, const char* name, std::int64_
 }
 
 Session SessionOps::connect(const std::string& conninfo, const Context& ctx,
-                            std::chrono::milliseconds attempt_timeout, const Session::Overrides& overrides) {
+                            std::chrono::milliseconds attempt_timeout, const Session::Overrides& overrides,
+                            const Session::Overrides& defaults) {
     if (ctx.stop.stop_requested()) throw Error(Errc::canceled, "canceled before connecting");
     Session session;
-    if (overrides.empty()) {
+    if (overrides.empty() && defaults.empty()) {
         session.conn_.reset(PQconnectStart(conninfo.c_str()));
     } else {
-        // libpq expands the first "dbname" that looks like a conninfo or URI; later keywords win.
-        std::vector<const char*> keys{"dbname"};
-        std::vector<const char*> values{conninfo.c_str()};
+        // libpq expands the first "dbname" that looks like a conninfo or URI, and of repeated
+        // keywords the last one wins: defaults go before the conninfo, overrides after it.
+        std::vector<const char*> keys;
+        std::vector<const char*> values;
+        for (const auto& [key, value] : defaults) {
+            keys.push_back(key.c_str());
+            values.push_back(value.c_str());
+        }
+        keys.push_back("dbname");
+        values.push_back(conninfo.c_str());
         for (const auto& [key, value] : overrides) {
             keys.push_back(key.c_str());
             values.push_back(value.c_str());
@@ -451,7 +519,6 @@ Session SessionOps::connect(const std::string& conninfo, const Context& ctx,
 
     PQsetNoticeReceiver(conn, on_notice, session.fatal_.get());
     if (PQsetnonblocking(conn, 1) != 0) throw Error(Errc::connection_failed, libpq_message(conn));
-    session.cancel_.reset(PQgetCancel(conn));
     session.backend_pid_ = PQbackendPID(conn);
     return session;
 }

@@ -58,9 +58,10 @@ struct SessionOps {
     static Attempt run_prepared(Session& session, const char* name, std::int64_t key, const Context& ctx);
 
     // Connects; `attempt_timeout` bounds this attempt on its own (reported as connection_failed,
-    // not as the caller's deadline).
+    // not as the caller's deadline). `overrides` win over the conninfo; the conninfo wins over
+    // `defaults`.
     static Session connect(const std::string& conninfo, const Context& ctx, std::chrono::milliseconds attempt_timeout,
-                           const Session::Overrides& overrides = {});
+                           const Session::Overrides& overrides = {}, const Session::Overrides& defaults = {});
 
     // Closes the connection at once (the server ends whatever the backend was doing).
     static void close(Session& session) noexcept;

@@ -1,6 +1,7 @@
 // A GUI smoke test, offscreen, against the real server: the window shows a held lock under its
-// catalog name with the holder's pid, resolves names and keys, and survives a server restart
-// without duplicate rows.
+// catalog name with the holder's pid, resolves names and keys, and survives a server restart:
+// "disconnected" shown, reconnected by itself, no duplicate rows, and the history recorded
+// before the restart still there next to what came after.
 #include <QAbstractButton>
 #include <QAction>
 #include <QApplication>
@@ -18,6 +19,8 @@
 
 #include "actions/lock_controller.hpp"
 #include "actions/read_only_switch.hpp"
+#include "history/history_recorder.hpp"
+#include "history/history_store.hpp"
 #include "models/locks_model.hpp"
 #include "pg_conn.hpp"
 #include "pg_test_env.hpp"
@@ -30,6 +33,17 @@
 namespace {
 
 using Conn = pglock::test::PgConn;
+
+// The history rows of hold (key, pid) in the window's history file, read as the history tab does
+// (a read-only store of its own).
+int historyHolds(const QString& path, qint64 key, int pid) {
+    lockscope::history::HistoryStore store(path, lockscope::history::HistoryStore::Mode::readOnly);
+    if (!store.isOpen()) return -1;
+    const auto result = store.query({.kind = lockscope::history::Kind::hold, .pid = pid});
+    int n = 0;
+    for (const auto& r : result.rows) n += r.key == key ? 1 : 0;
+    return n;
+}
 
 // Rows of the view (through the proxy) whose Key column shows `key`.
 QList<QModelIndex> rowsWithKey(QTreeView& view, qint64 key) {
@@ -116,6 +130,15 @@ private slots:
         if (!dir) QSKIP("PGLOCK_TEST_DSN is set: not restarting someone else's server");
         auto* state = window.findChild<QLabel*>(QStringLiteral("stateLabel"));
         QVERIFY(state);
+        // A hold that ends before the restart, recorded in the history.
+        const qint64 keyBefore = pglock::key_of("orders.gui-smoke.before-restart");
+        holder.one("SELECT pg_advisory_lock(" + std::to_string(keyBefore) + ")");
+        QTRY_COMPARE_WITH_TIMEOUT(rowsWithKey(view, keyBefore).size(), 1, 10000);
+        holder.one("SELECT pg_advisory_unlock(" + std::to_string(keyBefore) + ")");
+        const QString historyPath = window.historyRecorder().path();
+        QVERIFY(!historyPath.isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(historyHolds(historyPath, keyBefore, pid), 1, 10000);
+
         const std::string cmd = pglock::test::cluster_script() + " restart " + *dir;
         QCOMPARE(std::system(cmd.c_str()), 0);
         QTRY_VERIFY_WITH_TIMEOUT(state->text().startsWith(QStringLiteral("disconnected")), 10000);
@@ -130,6 +153,17 @@ private slots:
                                          .data().toString().contains(QString::number(newPid)),
                                  10000);
         QCOMPARE(rowsWithKey(view, key).size(), 1);  // no duplicate row after the reconnect
+        QVERIFY(window.isVisible());
+
+        // History: the hold cut by the restart was recorded once (ended at the last poll that saw
+        // it), the hold from before the restart is still there, and a hold after it is added.
+        QTRY_COMPARE_WITH_TIMEOUT(historyHolds(historyPath, key, pid), 1, 10000);
+        QCOMPARE(historyHolds(historyPath, keyBefore, pid), 1);
+        again.one("SELECT pg_advisory_unlock(" + std::to_string(key) + ")");
+        QTRY_COMPARE_WITH_TIMEOUT(historyHolds(historyPath, key, newPid), 1, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(rowsWithKey(view, key).size(), 0, 10000);
+        QCOMPARE(historyHolds(historyPath, key, pid), 1);
+        QCOMPARE(historyHolds(historyPath, keyBefore, pid), 1);
     }
 
     void take_lock_by_hand_shows_as_this_app_and_quit_releases_it() {

@@ -72,7 +72,9 @@ void PollWorker::schedule(std::chrono::milliseconds delay) {
 bool PollWorker::ensureConnected() {
     if (session_ && session_->ok()) return true;
     session_.reset();
-    session_.emplace(pglock::Session::connect(conninfo_, context(kConnectTimeout), overrides_));
+    // Keepalives: between polls the session is idle, and a silently cut network would otherwise
+    // only show at the next poll's deadline; with them the kernel ends the socket by itself.
+    session_.emplace(pglock::Session::connect(conninfo_, context(kConnectTimeout), overrides_, pglock::Keepalive{}));
     backoff_ = std::chrono::milliseconds(0);
     emit state(generation_, PollState::connected, QStringLiteral("connected"));
     return true;

@@ -20,6 +20,11 @@ struct PoolOptions {
     // Connection keywords that win over the conninfo's, e.g. a password typed for this run only
     // (kept in memory, never written anywhere) or an application_name.
     Session::Overrides overrides{};
+    // TCP keepalives and user timeout of every session (keepalive.hpp has the defaults and why):
+    // a lock session whose network is cut without a FIN or RST is declared dead, and its guards
+    // lost, within about idle + interval * count (25 s by default) instead of hours. Keywords the
+    // conninfo sets itself (keepalives=0, keepalives_idle=60, ...) win over these.
+    Keepalive keepalive{};
 };
 
 class Pool;

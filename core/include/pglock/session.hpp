@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "pglock/context.hpp"
+#include "pglock/keepalive.hpp"
 
 struct pg_conn;
 struct pg_result;
-struct pg_cancel;
 
 namespace pglock {
 
@@ -77,6 +77,11 @@ public:
     // memory only, never in a file or the environment).
     using Overrides = std::vector<std::pair<std::string, std::string>>;
     static Session connect(const std::string& conninfo, const Context& ctx, const Overrides& overrides);
+    // The same, with TCP keepalives and a user timeout so that a silently cut connection fails
+    // instead of hanging (see keepalive.hpp). Keepalive keywords in the conninfo win over
+    // `keepalive`; libpq ignores them on unix sockets.
+    static Session connect(const std::string& conninfo, const Context& ctx, const Overrides& overrides,
+                           const Keepalive& keepalive);
 
     Session(Session&&) noexcept;
     Session& operator=(Session&&) noexcept;
@@ -117,12 +122,8 @@ private:
     struct CloseConn {
         void operator()(pg_conn* conn) const noexcept;
     };
-    struct FreeCancel {
-        void operator()(pg_cancel* cancel) const noexcept;
-    };
 
     std::unique_ptr<pg_conn, CloseConn> conn_;
-    std::unique_ptr<pg_cancel, FreeCancel> cancel_;
     int backend_pid_ = 0;
     int wake_fd_ = -1;                     // eventfd a stop request writes to, made on first need
     // Set by the notice receiver when the server sends FATAL while the session is idle (a
