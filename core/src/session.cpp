@@ -12,6 +12,7 @@
 #include <stop_token>
 #include <utility>
 
+#include "pglock/conninfo.hpp"
 #include "pglock/error.hpp"
 #include "session_ops.hpp"
 
@@ -185,6 +186,15 @@ std::string libpq_message(PGconn* conn) {
     std::string msg = conn ? PQerrorMessage(conn) : "out of memory";
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     if (msg.empty()) msg = "connection lost";
+    return msg;
+}
+
+// libpq's "certificate verify failed" is OpenSSL's wording; say what it means for the user.
+std::string explain_connect_failure(std::string msg) {
+    if (msg.find("certificate verify failed") != std::string::npos) {
+        msg += " (the server's TLS certificate could not be verified: it is not signed by the CA in sslrootcert, "
+               "or it has expired)";
+    }
     return msg;
 }
 
@@ -394,7 +404,21 @@ Session SessionOps::connect(const std::string& conninfo, const Context& ctx,
     }
     PGconn* conn = session.conn_.get();
     if (!conn) throw Error(Errc::connection_failed, "out of memory");
-    if (PQstatus(conn) == CONNECTION_BAD) throw Error(Errc::connection_failed, libpq_message(conn));
+    // What a failed attempt reports: libpq's words, never a password from the string or the
+    // overrides (libpq quotes malformed URIs whole), plus a plain statement for TLS failures.
+    auto failure = [&](PGconn* c) {
+        std::string extra;
+        for (const auto& [key, value] : overrides) {
+            if (key == "password") extra = value;
+        }
+        return Error(Errc::connection_failed, explain_connect_failure(redact_password(libpq_message(c), conninfo, extra)));
+    };
+    if (PQstatus(conn) == CONNECTION_BAD) {
+        // Failing before any network work: the string itself is wrong (say so in the clearer
+        // words of conninfo_error) or out of memory.
+        if (auto why = conninfo_error(conninfo)) throw Error(Errc::connection_failed, *why);
+        throw failure(conn);
+    }
 
     // libpq applies connect_timeout only in its blocking connect; honour it here too. A value in
     // the conninfo (or PGCONNECT_TIMEOUT) wins over the pool's default; 0 there means no limit;
@@ -425,7 +449,7 @@ Session SessionOps::connect(const std::string& conninfo, const Context& ctx,
 
     PostgresPollingStatusType state = PGRES_POLLING_WRITING;
     while (state != PGRES_POLLING_OK) {
-        if (state == PGRES_POLLING_FAILED) throw Error(Errc::connection_failed, libpq_message(conn));
+        if (state == PGRES_POLLING_FAILED) throw failure(conn);
         const short events = state == PGRES_POLLING_READING ? POLLIN : POLLOUT;
         switch (wait_socket(PQsocket(conn), events, wake_fd, ctx, ctx.deadline, limit)) {
             case Wake::stop: throw Error(Errc::canceled, "canceled while connecting");
