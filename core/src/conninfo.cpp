@@ -121,6 +121,12 @@ std::optional<std::string> value_error(const PQconninfoOption* options) {
     for (const PQconninfoOption* o = options; o->keyword; ++o) {
         if (!o->val) continue;
         const std::string_view key = o->keyword, v = o->val;
+        if ((key == "host" || key == "hostaddr") && v.find('=') != v.npos) {
+            // "host= port=1" gives host the value "port=1": libpq skips blanks after "=". Say
+            // so instead of letting a DNS lookup of "port=1" fail later.
+            return "host \"" + std::string(v) + "\" looks like another setting: write an empty value as " +
+                   std::string(key) + "=''";
+        }
         if (key == "port") {
             // A list, one per host; an empty entry means the default port.
             std::size_t start = 0;

@@ -447,22 +447,24 @@ Session SessionOps::connect(const std::string& conninfo, const Context& ctx,
         }
     }
 
+    // The server a timed-out attempt was waiting for, so that the message says which.
+    auto where = [conn] {
+        const char* host = PQhost(conn);
+        const char* port = PQport(conn);
+        return std::string(host && *host ? host : "the default host") + (port && *port ? std::string(" port ") + port : std::string());
+    };
     PostgresPollingStatusType state = PGRES_POLLING_WRITING;
     while (state != PGRES_POLLING_OK) {
         if (state == PGRES_POLLING_FAILED) throw failure(conn);
         const short events = state == PGRES_POLLING_READING ? POLLIN : POLLOUT;
         switch (wait_socket(PQsocket(conn), events, wake_fd, ctx, ctx.deadline, limit)) {
             case Wake::stop: throw Error(Errc::canceled, "canceled while connecting");
-            case Wake::deadline: throw Error(Errc::deadline_exceeded, "deadline exceeded while connecting");
-            case Wake::timeout: {
-                const char* host = PQhost(conn);
-                const char* port = PQport(conn);
+            case Wake::deadline: throw Error(Errc::deadline_exceeded, "deadline exceeded while connecting to " + where());
+            case Wake::timeout:
                 throw Error(Errc::connection_failed,
-                            std::string("timeout expired after ") +
+                            "timeout expired after " +
                                 std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()) +
-                                " ms while connecting to " + (host && *host ? host : "the default host") +
-                                (port && *port ? std::string(" port ") + port : std::string()));
-            }
+                                " ms while connecting to " + where());
             case Wake::ready: break;
         }
         state = PQconnectPoll(conn);
