@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "pglock/conninfo.hpp"
 #include "pglock/error.hpp"
 #include "pglock_cli/text.hpp"
 
@@ -29,14 +30,12 @@ std::optional<std::string> libpq_connect_timeout(const std::string& dsn) {
 std::vector<std::pair<std::string, std::string>> dsn_options(const std::string& dsn) {
     std::vector<std::pair<std::string, std::string>> out;
     if (dsn.empty()) return out;
-    char* err = nullptr;
-    std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> opts(PQconninfoParse(dsn.c_str(), &err),
+    // conninfo_error's message: libpq's, with any password in the string masked (libpq quotes
+    // a malformed URI whole).
+    if (auto why = conninfo_error(dsn)) throw Error(Errc::connection_failed, "invalid --dsn: " + one_line(*why));
+    std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> opts(PQconninfoParse(dsn.c_str(), nullptr),
                                                                        &PQconninfoFree);
-    if (!opts) {
-        std::string msg = err ? err : "out of memory";
-        PQfreemem(err);
-        throw Error(Errc::connection_failed, "invalid --dsn: " + one_line(msg));
-    }
+    if (!opts) throw Error(Errc::connection_failed, "invalid --dsn: out of memory");
     for (const PQconninfoOption* o = opts.get(); o->keyword; ++o) {
         if (o->val) out.emplace_back(o->keyword, o->val);
     }

@@ -2,8 +2,13 @@
 
 #include <libpq-fe.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
+#include <string_view>
+#include <vector>
 
 namespace pglock {
 namespace {
@@ -25,12 +30,172 @@ Parsed parse(const std::string& conninfo) {
     return out;
 }
 
+bool is_uri(std::string_view s) {
+    return s.starts_with("postgresql://") || s.starts_with("postgres://");
+}
+
+// Passwords as they appear in the text, found without libpq so that strings libpq refuses are
+// covered too: a URI's user:password@ (raw and %-decoded) and any password= value (a URI query
+// parameter or a conninfo keyword, quoted or not).
+std::vector<std::string> password_texts(std::string_view s) {
+    std::vector<std::string> out;
+    auto add = [&](std::string v) {
+        if (!v.empty()) out.push_back(std::move(v));
+    };
+    auto decoded = [](std::string_view v) {
+        std::string d;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            if (v[i] == '%' && i + 2 < v.size() && std::isxdigit(static_cast<unsigned char>(v[i + 1])) &&
+                std::isxdigit(static_cast<unsigned char>(v[i + 2]))) {
+                d += static_cast<char>(std::stoi(std::string(v.substr(i + 1, 2)), nullptr, 16));
+                i += 2;
+            } else {
+                d += v[i];
+            }
+        }
+        return d;
+    };
+    if (is_uri(s)) {
+        const std::size_t start = s.find("://") + 3;
+        // Like libpq: the userinfo ends at the first '@' before any '/'.
+        const std::size_t path = s.find_first_of("/?", start);
+        const std::string_view authority = s.substr(start, path == std::string_view::npos ? s.npos : path - start);
+        if (const std::size_t at = authority.find('@'); at != std::string_view::npos) {
+            const std::string_view userinfo = authority.substr(0, at);
+            if (const std::size_t colon = userinfo.find(':'); colon != std::string_view::npos) {
+                add(std::string(userinfo.substr(colon + 1)));
+                add(decoded(userinfo.substr(colon + 1)));
+            }
+        }
+    }
+    for (std::size_t pos = s.find("password"); pos != std::string_view::npos; pos = s.find("password", pos + 1)) {
+        std::size_t i = pos + 8;
+        while (i < s.size() && s[i] == ' ') ++i;
+        if (i >= s.size() || s[i] != '=') continue;
+        ++i;
+        while (i < s.size() && s[i] == ' ') ++i;
+        std::string value;
+        if (i < s.size() && s[i] == '\'') {
+            for (++i; i < s.size() && s[i] != '\''; ++i) {
+                if (s[i] == '\\' && i + 1 < s.size()) ++i;
+                value += s[i];
+            }
+        } else {
+            while (i < s.size() && s[i] != ' ' && s[i] != '&') value += s[i++];
+        }
+        add(decoded(value));
+        add(std::move(value));
+    }
+    return out;
+}
+
+std::string quoted(const std::string& value) {
+    std::string out = "'";
+    for (char c : value) {
+        if (c == '\\' || c == '\'') out += '\\';
+        out += c;
+    }
+    return out + "'";
+}
+
 }  // namespace
+
+namespace {
+
+// libpq checks these values only when a connection starts (after a DNS lookup, perhaps):
+// checking them here lets a dialog or a CLI refuse the string at once, in libpq's own words.
+std::optional<std::string> value_error(const PQconninfoOption* options) {
+    auto integer = [](std::string_view v) {
+        std::size_t i = 0;
+        while (i < v.size() && v[i] == ' ') ++i;
+        if (i < v.size() && (v[i] == '-' || v[i] == '+')) ++i;
+        const std::size_t digits = i;
+        while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+        if (i == digits) return false;
+        while (i < v.size() && v[i] == ' ') ++i;
+        return i == v.size();
+    };
+    auto one_of = [](std::string_view v, std::initializer_list<std::string_view> allowed) {
+        return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
+    };
+    for (const PQconninfoOption* o = options; o->keyword; ++o) {
+        if (!o->val) continue;
+        const std::string_view key = o->keyword, v = o->val;
+        if ((key == "host" || key == "hostaddr") && v.find('=') != v.npos) {
+            // "host= port=1" gives host the value "port=1": libpq skips blanks after "=". Say
+            // so instead of letting a DNS lookup of "port=1" fail later.
+            return "host \"" + std::string(v) + "\" looks like another setting: write an empty value as " +
+                   std::string(key) + "=''";
+        }
+        if (key == "port") {
+            // A list, one per host; an empty entry means the default port.
+            std::size_t start = 0;
+            for (;;) {
+                const std::size_t comma = v.find(',', start);
+                const std::string_view one = v.substr(start, comma == v.npos ? v.npos : comma - start);
+                if (!one.empty() && !integer(one)) {
+                    return "invalid integer value \"" + std::string(one) + "\" for connection option \"port\"";
+                }
+                if (comma == v.npos) break;
+                start = comma + 1;
+            }
+        } else if ((key == "connect_timeout" || key.starts_with("keepalives") || key == "tcp_user_timeout") &&
+                   !v.empty() && !integer(v)) {
+            return "invalid integer value \"" + std::string(v) + "\" for connection option \"" + std::string(key) + "\"";
+        } else if (key == "sslmode" && !v.empty() &&
+                   !one_of(v, {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"})) {
+            return "invalid sslmode value: \"" + std::string(v) + "\"";
+        } else if (key == "gssencmode" && !v.empty() && !one_of(v, {"disable", "prefer", "require"})) {
+            return "invalid gssencmode value: \"" + std::string(v) + "\"";
+        } else if (key == "channel_binding" && !v.empty() && !one_of(v, {"disable", "prefer", "require"})) {
+            return "invalid channel_binding value: \"" + std::string(v) + "\"";
+        } else if (key == "target_session_attrs" && !v.empty() &&
+                   !one_of(v, {"any", "read-write", "read-only", "primary", "standby", "prefer-standby"})) {
+            return "invalid target_session_attrs value: \"" + std::string(v) + "\"";
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::string conninfo_without_password(const std::string& conninfo) {
+    Parsed p = parse(conninfo);
+    if (!p.options) return password_texts(conninfo).empty() ? conninfo : std::string();
+    if (!conninfo_has_password(conninfo)) return conninfo;
+    std::string out;
+    for (PQconninfoOption* o = p.options.get(); o->keyword; ++o) {
+        if (!o->val || std::strcmp(o->keyword, "password") == 0) continue;
+        if (!out.empty()) out += ' ';
+        out += std::string(o->keyword) + "=" + quoted(o->val);
+    }
+    return out;
+}
+
+std::string redact_password(std::string message, const std::string& conninfo, const std::string& extra) {
+    std::vector<std::string> secrets = password_texts(conninfo);
+    if (!extra.empty()) secrets.push_back(extra);
+    // Longest first, so that a password containing another is hidden whole. Every occurrence
+    // goes, even inside unrelated words: a mangled message is better than a leaked password.
+    std::sort(secrets.begin(), secrets.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    for (const std::string& secret : secrets) {
+        for (std::size_t pos = message.find(secret); pos != std::string::npos; pos = message.find(secret, pos + 3)) {
+            message.replace(pos, secret.size(), "***");
+        }
+    }
+    return message;
+}
 
 std::optional<std::string> conninfo_error(const std::string& conninfo) {
     Parsed p = parse(conninfo);
-    if (p.options) return std::nullopt;
-    return p.error;
+    if (p.options) {
+        if (auto why = value_error(p.options.get())) return redact_password(*why, conninfo);
+        return std::nullopt;
+    }
+    std::string message = redact_password(p.error, conninfo);
+    // libpq's words for "=value" name an empty option; say what is wrong with the text.
+    if (message == "invalid connection option \"\"") message += ": no keyword before \"=\"";
+    return message;
 }
 
 bool conninfo_has_password(const std::string& conninfo) {

@@ -16,6 +16,7 @@
 #include <stop_token>
 #include <utility>
 
+#include "pglock/conninfo.hpp"
 #include "pglock/error.hpp"
 #include "session_ops.hpp"
 
@@ -250,6 +251,15 @@ std::string libpq_message(PGconn* conn) {
     return msg;
 }
 
+// libpq's "certificate verify failed" is OpenSSL's wording; say what it means for the user.
+std::string explain_connect_failure(std::string msg) {
+    if (msg.find("certificate verify failed") != std::string::npos) {
+        msg += " (the server's TLS certificate could not be verified: it is not signed by the CA in sslrootcert, "
+               "or it has expired)";
+    }
+    return msg;
+}
+
 // Notices are not printed (unlocking a lock not held warns; callers get false instead), but a
 // FATAL one means the server is ending this session.
 void on_notice(void* fatal_flag, const PGresult* res) {
@@ -462,7 +472,21 @@ Session SessionOps::connect(const std::string& conninfo, const Context& ctx,
     }
     PGconn* conn = session.conn_.get();
     if (!conn) throw Error(Errc::connection_failed, "out of memory");
-    if (PQstatus(conn) == CONNECTION_BAD) throw Error(Errc::connection_failed, libpq_message(conn));
+    // What a failed attempt reports: libpq's words, never a password from the string or the
+    // overrides (libpq quotes malformed URIs whole), plus a plain statement for TLS failures.
+    auto failure = [&](PGconn* c) {
+        std::string extra;
+        for (const auto& [key, value] : overrides) {
+            if (key == "password") extra = value;
+        }
+        return Error(Errc::connection_failed, explain_connect_failure(redact_password(libpq_message(c), conninfo, extra)));
+    };
+    if (PQstatus(conn) == CONNECTION_BAD) {
+        // Failing before any network work: the string itself is wrong (say so in the clearer
+        // words of conninfo_error) or out of memory.
+        if (auto why = conninfo_error(conninfo)) throw Error(Errc::connection_failed, *why);
+        throw failure(conn);
+    }
 
     // libpq applies connect_timeout only in its blocking connect; honour it here too. A value in
     // the conninfo (or PGCONNECT_TIMEOUT) wins over the pool's default; 0 there means no limit;
@@ -491,22 +515,24 @@ Session SessionOps::connect(const std::string& conninfo, const Context& ctx,
         }
     }
 
+    // The server a timed-out attempt was waiting for, so that the message says which.
+    auto where = [conn] {
+        const char* host = PQhost(conn);
+        const char* port = PQport(conn);
+        return std::string(host && *host ? host : "the default host") + (port && *port ? std::string(" port ") + port : std::string());
+    };
     PostgresPollingStatusType state = PGRES_POLLING_WRITING;
     while (state != PGRES_POLLING_OK) {
-        if (state == PGRES_POLLING_FAILED) throw Error(Errc::connection_failed, libpq_message(conn));
+        if (state == PGRES_POLLING_FAILED) throw failure(conn);
         const short events = state == PGRES_POLLING_READING ? POLLIN : POLLOUT;
         switch (wait_socket(PQsocket(conn), events, wake_fd, ctx, ctx.deadline, limit)) {
             case Wake::stop: throw Error(Errc::canceled, "canceled while connecting");
-            case Wake::deadline: throw Error(Errc::deadline_exceeded, "deadline exceeded while connecting");
-            case Wake::timeout: {
-                const char* host = PQhost(conn);
-                const char* port = PQport(conn);
+            case Wake::deadline: throw Error(Errc::deadline_exceeded, "deadline exceeded while connecting to " + where());
+            case Wake::timeout:
                 throw Error(Errc::connection_failed,
-                            std::string("timeout expired after ") +
+                            "timeout expired after " +
                                 std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count()) +
-                                " ms while connecting to " + (host && *host ? host : "the default host") +
-                                (port && *port ? std::string(" port ") + port : std::string()));
-            }
+                                " ms while connecting to " + where());
             case Wake::ready: break;
         }
         state = PQconnectPoll(conn);

@@ -8,6 +8,7 @@
 #include <QByteArray>
 #include <QElapsedTimer>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QRegularExpression>
 #include <QStringList>
 #include <QTcpSocket>
@@ -42,8 +43,10 @@ inline std::int64_t key_of(const QString& name) { return pglock::key_of(name.toS
 // The binary, running in the background; the destructor kills what is still running.
 class Cli {
 public:
-    explicit Cli(const QStringList& args, const QByteArray& input = {}) {
+    explicit Cli(const QStringList& args, const QByteArray& input = {},
+                 const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
         proc_.setProgram(cli_path());
+        proc_.setProcessEnvironment(env);
         proc_.setArguments(args);
         proc_.start();
         if (!proc_.waitForStarted(10000)) throw std::runtime_error("cannot start " + cli_path().toStdString());
@@ -105,8 +108,9 @@ struct Run {
 };
 
 // Runs the binary to completion.
-inline Run run(const QStringList& args, const QByteArray& input = {}, int timeout_ms = 60000) {
-    Cli cli(args, input);
+inline Run run(const QStringList& args, const QByteArray& input = {}, int timeout_ms = 60000,
+               const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+    Cli cli(args, input, env);
     if (!cli.wait_finished(timeout_ms)) throw std::runtime_error("pglock did not finish in time");
     return {cli.exit_code(), cli.crashed(), cli.out(), cli.err()};
 }

@@ -1,5 +1,7 @@
 #include "stores/profile_store.hpp"
 
+#include "pglock/conninfo.hpp"
+
 namespace lockscope {
 namespace {
 
@@ -59,7 +61,12 @@ ConnectionProfile ProfileStore::load(const QString& name) const {
 
 void ProfileStore::save(const ConnectionProfile& p) {
     settings_.beginGroup(group(p.name));
-    settings_.setValue(QStringLiteral("conninfo"), p.conninfo);
+    // Profiles go to disk, so a password in the connection string never does: it is stripped
+    // and the rest kept (friendlier than refusing the whole profile; the dialog already asks
+    // the user to remove it, this is the rule for every other caller). One that does not parse
+    // but seems to hold a password is dropped whole, since nothing of it can be kept safely.
+    const QString conninfo = QString::fromStdString(pglock::conninfo_without_password(p.conninfo.toStdString()));
+    settings_.setValue(QStringLiteral("conninfo"), conninfo);
     settings_.setValue(QStringLiteral("host"), p.host);
     settings_.setValue(QStringLiteral("port"), p.port);
     settings_.setValue(QStringLiteral("dbname"), p.dbname);

@@ -34,6 +34,7 @@ public:
 
     QStringList names() const;
     ConnectionProfile load(const QString& name) const;
+    // Strips a password from the profile's connection string (see conninfo_without_password).
     void save(const ConnectionProfile& profile);
     void remove(const QString& name);
     QString lastUsed() const;

@@ -6,7 +6,9 @@
 
 namespace pglock {
 
-// libpq's complaint about a connection string, or nullopt when it parses.
+// libpq's complaint about a connection string, or nullopt when it parses and its port,
+// timeouts and mode keywords (sslmode, target_session_attrs, ...) hold values libpq accepts.
+// Any password in the string is masked in the message.
 std::optional<std::string> conninfo_error(const std::string& conninfo);
 
 // The string carries a password (password=..., or user:password@ in a URI): such a string must
@@ -17,5 +19,17 @@ bool conninfo_has_password(const std::string& conninfo);
 // holds the password: "service=NAME", else "user@host:port/dbname" with the parts the string
 // gives ("" when it does not parse). Used for window titles and per-server history files.
 std::string conninfo_label(const std::string& conninfo);
+
+// The same connection string without its password (keyword password=, or the user:password@
+// of a URI); the other settings are kept, as a "keyword='value' ..." string when it had one.
+// A string that does not parse but looks like it carries a password gives "": nothing of it can
+// be kept safely. Used by whatever stores connection strings.
+std::string conninfo_without_password(const std::string& conninfo);
+
+// `message` with every password that `conninfo` carries replaced by "***". libpq quotes parts
+// of a malformed URI in its complaints ("... in URI: \"postgresql://u:secret@[::1\""), and
+// those messages reach terminals, status bars and logs. `extra` is another password to hide
+// (one passed beside the string, e.g. a typed one).
+std::string redact_password(std::string message, const std::string& conninfo, const std::string& extra = {});
 
 }  // namespace pglock
