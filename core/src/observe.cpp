@@ -1,6 +1,8 @@
+#include <cstddef>
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "pglock/observe.hpp"
 
@@ -27,30 +29,75 @@ std::string_view level_name(LogLevel level) {
     return "INFO";
 }
 
-// slog's text handler quotes values with spaces, quotes, '=' or control characters.
+// One UTF-8 sequence at the front of `s`: its code point and length, or length 0 when the bytes
+// are not valid UTF-8 (overlong, surrogate, out of range, cut short).
+struct Utf8 {
+    char32_t cp;
+    std::size_t len;
+};
+Utf8 decode_utf8(std::string_view s) noexcept {
+    const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+    const unsigned char c = b(0);
+    std::size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (len == 0 || len > s.size()) return {0, 0};
+    char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (std::size_t i = 1; i < len; ++i) {
+        if ((b(i) & 0xC0) != 0x80) return {0, 0};
+        cp = (cp << 6) | (b(i) & 0x3F);
+    }
+    static constexpr char32_t min_of_len[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min_of_len[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {0, 0};
+    return {cp, len};
+}
+
+// Code points a terminal would act on or hide rather than show: C0/C1 controls, DEL, and the
+// invisible format characters that reorder or hide text (bidi overrides and marks, zero-width
+// characters, line/paragraph separators, BOM). A name holding U+202E would otherwise display
+// reversed in an operator's log viewer. (Go's strconv.Quote escapes these too.)
+bool hidden(char32_t cp) noexcept {
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x061C || (cp >= 0x200B && cp <= 0x200F) ||
+           (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
+// slog's text handler quotes values with spaces, quotes, '=', control characters or bytes that
+// are not valid UTF-8; inside quotes those are escaped (\n, \x.., \u....), so a value is one
+// field on one line whatever bytes a lock name holds.
 void append_value(std::string& out, std::string_view value) {
     bool plain = !value.empty();
-    for (unsigned char c : value) {
-        if (c <= ' ' || c == '"' || c == '=' || c == 0x7f) plain = false;
+    for (std::size_t i = 0; plain && i < value.size();) {
+        const Utf8 u = decode_utf8(value.substr(i));
+        if (u.len == 0 || u.cp <= ' ' || u.cp == '"' || u.cp == '=' || hidden(u.cp)) plain = false;
+        i += u.len ? u.len : 1;
     }
     if (plain) {
         out += value;
         return;
     }
     out += '"';
-    for (unsigned char c : value) {
-        if (c == '"' || c == '\\') {
+    for (std::size_t i = 0; i < value.size();) {
+        const Utf8 u = decode_utf8(value.substr(i));
+        char buf[16];
+        if (u.len == 0) {
+            std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(value[i]));
+            out += buf;
+            ++i;
+            continue;
+        }
+        if (u.cp == '"' || u.cp == '\\') {
             out += '\\';
-            out += static_cast<char>(c);
-        } else if (c == '\n') {
+            out += static_cast<char>(u.cp);
+        } else if (u.cp == '\n') {
             out += "\\n";
-        } else if (c < 0x20 || c == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+        } else if (u.cp < 0x20 || u.cp == 0x7F) {
+            std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(u.cp));
+            out += buf;
+        } else if (hidden(u.cp)) {
+            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(u.cp));
             out += buf;
         } else {
-            out += static_cast<char>(c);
+            out.append(value.substr(i, u.len));
         }
+        i += u.len;
     }
     out += '"';
 }
