@@ -5,15 +5,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <condition_variable>
-#include <memory>
-#include <mutex>
-#include <thread>
 #include <cerrno>
 #include <charconv>
+#include <condition_variable>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <stop_token>
+#include <thread>
 #include <utility>
 
 #include "pglock/conninfo.hpp"
