@@ -220,6 +220,59 @@ private slots:
         }
     }
 
+    // A name starting with U+FEFF (found by fuzzing): kept as is, the BOM vanished twice. As the
+    // first line of an export the importer dropped it as the file's byte order mark, and
+    // QString::fromUtf8 drops it from any text, so printable() showed "\uFEFFx" exactly like "x".
+    void leading_bom_in_a_name_is_escaped() {
+        const QByteArray bom("\xEF\xBB\xBF");
+        for (const QByteArray& name : QList<QByteArray>{bom + "x", bom, bom + bom, bom + " "}) {
+            const QByteArray line = lockscope::names::escapeName(name);
+            QVERIFY2(line.startsWith("\\xef\\xbb\\xbf"), line.constData());
+            QCOMPARE(lockscope::names::printable(name).toUtf8(), line);
+            QVERIFY(lockscope::names::printable(name) != lockscope::names::printable(name.sliced(3)));
+            const lockscope::names::NameList parsed = lockscope::names::parseNameList(line + "\n");
+            QCOMPARE(parsed.names.size(), 1);
+            QCOMPARE(parsed.names[0].name, name);
+        }
+        // Only a leading one reads as a BOM; inside a name it stays plain text.
+        QCOMPARE(lockscope::names::escapeName("x" + bom), QByteArray("x" + bom));
+
+        // The whole export/import path, with the BOM name sorted first in the file.
+        CatalogStore store(path(QStringLiteral("bom.sqlite")));
+        QCOMPARE(store.add(bom + "orders"), CatalogStore::AddResult::added);
+        QVERIFY2(store.exportText(path(QStringLiteral("bom.txt"))), qPrintable(store.errorString()));
+        CatalogStore other(path(QStringLiteral("bom-import.sqlite")));
+        const ImportReport report = other.importText(path(QStringLiteral("bom.txt")));
+        QVERIFY2(report.ok(), qPrintable(report.errors.join(u'\n')));
+        QCOMPARE(namesOf(other.entries()), QList<QByteArray>{bom + "orders"});
+    }
+
+    // Lines of scanned names (found by fuzzing): a backslash before a lone CR counted a line
+    // although lone CRs end no line anywhere else, so every later name was one line off (and
+    // could be past the end of the file). Backslash-newline and backslash-CRLF are splices.
+    void scanner_counts_lines_at_newlines_only() {
+        const auto scan = [](const QByteArray& source) {
+            return lockscope::scan::scanText(std::string_view(source.constData(), std::size_t(source.size())),
+                                             lockscope::scan::Language::cpp);
+        };
+        const lockscope::scan::TextScan loneCr = scan("pglock::Lock(p, \"a\\\rb\");\npglock::Lock(p, \"c\");");
+        QCOMPARE(loneCr.names.size(), std::size_t(1));
+        QCOMPARE(QByteArray::fromStdString(loneCr.names[0].name), QByteArray("c"));
+        QCOMPARE(loneCr.names[0].line, 2);
+        QCOMPARE(loneCr.problems.size(), std::size_t(1));  // "\<CR>" is no escape: that literal is skipped
+        QCOMPARE(loneCr.problems[0].line, 1);
+
+        const lockscope::scan::TextScan crlf = scan("pglock::Lock(p, \"a\\\r\nb\");\r\npglock::Lock(p, \"c\");");
+        QCOMPARE(crlf.names.size(), std::size_t(2));
+        QCOMPARE(QByteArray::fromStdString(crlf.names[0].name), QByteArray("ab"));
+        QCOMPARE(crlf.names[0].line, 1);
+        QCOMPARE(crlf.names[1].line, 3);
+
+        const lockscope::scan::TextScan lf = scan("pglock::Lock(p, \"a\\\nb\");\npglock::Lock(p, \"c\");");
+        QCOMPARE(lf.names.size(), std::size_t(2));
+        QCOMPARE(lf.names[1].line, 3);
+    }
+
     // The reverse lookup returns exactly the names with that key. (A real SHA-256 prefix collision
     // cannot be produced for a test; the list type is what lets the UI show one.)
     void names_for_key() {

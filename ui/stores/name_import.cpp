@@ -76,6 +76,14 @@ QByteArray escapeName(QByteArrayView name) {
         const unsigned char c = p[i];
         if (c >= 0x80) {
             const int len = utf8SequenceLength(p + i, n - i);
+            if (i == 0 && len == 3 && name.first(3) == QByteArrayView("\xEF\xBB\xBF")) {
+                // A leading U+FEFF reads as a byte order mark: parseNameList drops it from the
+                // first line of a file and QString::fromUtf8 from the start of every text, so
+                // kept as is it would vanish on import and in printable(). Escaped, it survives.
+                out += "\\xef\\xbb\\xbf";
+                i += 3;
+                continue;
+            }
             if (len == 0) {
                 appendHexEscape(out, c);  // not UTF-8: keep the exact byte
                 ++i;

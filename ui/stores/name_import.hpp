@@ -15,8 +15,8 @@
 //     warning, because hashing those bytes would give a key the service never uses. Bytes that
 //     really are not UTF-8 are written as \xHH.
 // Export writes every name so that import gives back exactly the same bytes: \, newline, CR, tab,
-// other control bytes, bytes that are not UTF-8, a leading '#' and leading/trailing spaces are
-// escaped; everything else is written as is.
+// other control bytes, bytes that are not UTF-8, a leading '#', a leading U+FEFF (it reads as a
+// BOM) and leading/trailing spaces are escaped; everything else is written as is.
 #pragma once
 
 #include <QByteArray>

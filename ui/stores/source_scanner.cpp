@@ -241,8 +241,11 @@ private:
                 ++line_;
                 return;
             case '\r':
-                if (go) break;
-                if (peek(0) == '\n') ++i_;
+                // Backslash-CRLF is a splice like backslash-newline. A lone CR is no line end
+                // here (run() counts lines at '\n' only), so it splices nothing and must not
+                // count a line: that shifted every later name's line by one.
+                if (go || peek(0) != '\n') break;
+                ++i_;
                 ++line_;
                 return;
             case 'x': {

@@ -1,0 +1,2 @@
+﻿package x
+lock.New(d, "‏name")

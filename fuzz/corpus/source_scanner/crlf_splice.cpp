@@ -1,0 +1,3 @@
+pglock::Lock(p, "a\
+b");
+pglock::Lock(p, "c");

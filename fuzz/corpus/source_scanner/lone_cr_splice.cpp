@@ -1,0 +1,2 @@
+pglock::Lock(p, "a\b");
+pglock::Lock(p, "after");

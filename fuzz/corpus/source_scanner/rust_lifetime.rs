@@ -1,0 +1,1 @@
+fn f<'a>(x: &'a str) { lock.New(d, "rust-name"); }

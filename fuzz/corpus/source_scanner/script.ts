@@ -1,0 +1,2 @@
+lock.New(d, `tmpl ${x}`);
+lock.New(d, "ts-name");

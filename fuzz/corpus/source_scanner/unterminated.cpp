@@ -1,0 +1,1 @@
+pglock::Lock(p, "never closed
