@@ -172,6 +172,7 @@ private slots:
         QVERIFY2(row.isValid(), "the held lock is not in the model");
         QCOMPARE(row.data().toString(), QString::fromStdString(name) + " (from holder)");
         QCOMPARE(row.data(LocksModel::NameSourceRole).toString(), QStringLiteral("holder"));
+        QCOMPARE(row.data(LocksModel::HolderNameRole).toByteArray(), QByteArray::fromStdString(name));
         QVERIFY(!row.data(LocksModel::IsUnknownRole).toBool());
         QVERIFY(row.data(Qt::ToolTipRole).toString().contains("verified"));
         QCOMPARE(model.index(row.row(), LocksModel::Application).data().toString(),

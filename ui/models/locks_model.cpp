@@ -836,6 +836,9 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
         const NameSource source = shownName(row).source;
         return source == NameSource::none || source == NameSource::holderPrefix;
     }
+    case HolderNameRole:
+        if (!e.holder_name || pair) return {};
+        return QByteArray::fromStdString(e.holder_name->name);
     case NameSourceRole:
         switch (shownName(row).source) {
         case NameSource::catalog: return QStringLiteral("catalog");

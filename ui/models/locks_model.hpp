@@ -65,6 +65,7 @@ public:
         FilterRole,                  // QString: the text LocksFilterProxy matches (name, key, application)
         NameSourceRole,              // QString: "catalog", "holder" (verified by its hash), "holder prefix"
                                      // (a cut name: not verified) or "" (unknown)
+        HolderNameRole,              // QByteArray: the name (or prefix) read from a holder; invalid if none
     };
     Q_ENUM(Role)
 
