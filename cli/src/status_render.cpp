@@ -31,6 +31,17 @@ const std::string* name_of(const LockEntry& lock, const StatusContext& context) 
     return context.catalog->find(lock.key);
 }
 
+// The name a holder's application_name gives a key the catalog does not name: verified ones only
+// (a cut name is a prefix, reported apart).
+const std::string* holder_name_of(const LockEntry& lock, const StatusContext& context) {
+    if (name_of(lock, context) || !lock.holder_name || !lock.holder_name->verified) return nullptr;
+    return &lock.holder_name->name;
+}
+const std::string* holder_prefix_of(const LockEntry& lock, const StatusContext& context) {
+    if (name_of(lock, context) || !lock.holder_name || lock.holder_name->verified) return nullptr;
+    return &lock.holder_name->name;
+}
+
 // Seconds since the tracker first saw the hold; nullopt when this snapshot is the first to show
 // it (or there is no tracker): how long it was held before is unknown.
 std::optional<double> held_for(const LockEntry& lock, int pid, const Snapshot& snapshot, const StatusContext& context) {
@@ -117,9 +128,15 @@ std::string render_status_text(const Snapshot& snapshot, const StatusContext& co
     for (const auto& lock : snapshot.locks) {
         const std::string* name = name_of(lock, context);
         if (lock.form == KeyForm::bigint) {
-            out += "key=" + std::to_string(lock.key) + " name=" + (name ? field(*name) : std::string("unknown")) +
-                   " form=bigint classid=" + std::to_string(lock.tag.classid) +
-                   " objid=" + std::to_string(lock.tag.objid);
+            // Not in the catalog: the holder's application_name may name it (from=holder, checked
+            // against the key), or give the start of a name cut to fit (holder_prefix=..., not
+            // checked: the name stays unknown).
+            const std::string* from_holder = holder_name_of(lock, context);
+            const std::string* prefix = holder_prefix_of(lock, context);
+            out += "key=" + std::to_string(lock.key) + " name=" +
+                   (name ? field(*name) : from_holder ? field(*from_holder) + " from=holder" : std::string("unknown"));
+            if (prefix) out += " holder_prefix=" + field(*prefix + "\u2026");
+            out += " form=bigint classid=" + std::to_string(lock.tag.classid) + " objid=" + std::to_string(lock.tag.objid);
         } else {
             out += "pair=" + std::to_string(lock.pair_first) + "," + std::to_string(lock.pair_second) +
                    " name=unknown form=int-pair classid=" + std::to_string(lock.tag.classid) +
@@ -133,6 +150,7 @@ std::string render_status_text(const Snapshot& snapshot, const StatusContext& co
             out += " app=" + field(b ? b->application_name : std::string());
             out += " user=" + field(b ? b->usename : std::string());
             out += " client=" + (b && !b->client_addr.empty() ? field(b->client_addr) : std::string("local"));
+            if (b && !b->client_hostname.empty()) out += " host=" + field(b->client_hostname);
             out += " held=" + seconds_text(held_for(lock, h.pid, snapshot, context)) + "\n";
         }
         for (const auto& w : lock.waiters) {
@@ -165,9 +183,14 @@ std::string render_status_json(const Snapshot& snapshot, const StatusContext& co
         out += ",\"key\":" + (bigint ? std::to_string(lock.key) : std::string("null"));
         out += ",\"classid\":" + std::to_string(lock.tag.classid) + ",\"objid\":" + std::to_string(lock.tag.objid);
         if (!bigint) out += ",\"pair\":[" + std::to_string(lock.pair_first) + "," + std::to_string(lock.pair_second) + "]";
-        const std::string* name = name_of(lock, context);
+        const std::string* catalog_name = name_of(lock, context);
+        const std::string* from_holder = holder_name_of(lock, context);
+        const std::string* name = catalog_name ? catalog_name : from_holder;
         out += ",\"name\":" + (name ? json_quote(*name) : std::string("null"));
         if (name && !is_valid_utf8(*name)) out += ",\"name_hex\":\"" + hex_bytes(*name) + "\"";
+        out += ",\"name_source\":";
+        out += catalog_name ? "\"catalog\"" : from_holder ? "\"holder\"" : "null";
+        if (const std::string* prefix = holder_prefix_of(lock, context)) out += ",\"holder_name_prefix\":" + json_quote(*prefix);
         out += ",\"holders\":[";
         for (std::size_t i = 0; i < lock.holders.size(); ++i) {
             const auto& h = lock.holders[i];
@@ -178,6 +201,7 @@ std::string render_status_json(const Snapshot& snapshot, const StatusContext& co
             out += ",\"application_name\":" + json_quote(b ? b->application_name : std::string());
             out += ",\"usename\":" + json_string_or_null(b ? b->usename : std::string());
             out += ",\"client_addr\":" + json_string_or_null(b ? b->client_addr : std::string());
+            out += ",\"client_hostname\":" + json_string_or_null(b ? b->client_hostname : std::string());
             out += ",\"held_for_s\":" + json_opt(held_for(lock, h.pid, snapshot, context)) + "}";
         }
         out += "],\"waiters\":[";

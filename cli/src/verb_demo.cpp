@@ -127,7 +127,11 @@ public:
           rng_(std::random_device{}()) {}
 
     Lock lock(const std::string& name, Mode mode = Mode::exclusive) {
-        return Lock(pool_, name, LockOptions{shared_.logger, shared_.metrics, mode, false});
+        LockOptions options;
+        options.logger = shared_.logger;
+        options.metrics = shared_.metrics;
+        options.mode = mode;
+        return Lock(pool_, name, std::move(options));
     }
 
     // Runs `cycle` until the demo stops; a failing cycle is reported and retried a second later.

@@ -13,8 +13,11 @@ namespace {
 constexpr auto kUnlockTimeout = std::chrono::seconds(30);
 }
 
-Held::Held(std::shared_ptr<const LockImpl> lock_impl, PooledSession held_session)
-    : lock(std::move(lock_impl)), backend_pid(held_session->backend_pid()), session(std::move(held_session)) {}
+Held::Held(std::shared_ptr<const LockImpl> lock_impl, PooledSession held_session, std::string restore_application_name)
+    : lock(std::move(lock_impl)),
+      backend_pid(held_session->backend_pid()),
+      restore_application_name(std::move(restore_application_name)),
+      session(std::move(held_session)) {}
 
 void Held::start_watching() {
     std::unique_lock guard(mutex, std::try_to_lock);
@@ -125,10 +128,12 @@ std::error_code Held::release() noexcept {
         session.discard();
     } else {
         try {
-            const Statements& st = statements(lock->options.mode);
+            const Statements& st = statements_of(*lock);
             const Context bounded{{}, Clock::now() + kUnlockTimeout};
-            SessionOps::prepare(*session, st.unlock_name, st.unlock_sql, 1, nullptr, bounded);
-            Result res = SessionOps::finish(*session, SessionOps::run_prepared(*session, st.unlock_name, lock->key, bounded));
+            // Unlocks and, when the lock named its holder, gives the session its own name back.
+            const char* restore = lock->names_holder ? restore_application_name.c_str() : nullptr;
+            SessionOps::prepare(*session, st.unlock_name, st.unlock_sql, restore ? 2 : 1, nullptr, bounded);
+            Result res = SessionOps::finish(*session, SessionOps::run_prepared(*session, st.unlock_name, lock->key, restore, bounded));
             if (res.get_bool(0, 0)) {
                 session.reset();  // back to the pool, lock-free
             } else {

@@ -16,7 +16,9 @@
 namespace pglock::detail {
 
 struct Held : std::enable_shared_from_this<Held> {
-    Held(std::shared_ptr<const LockImpl> lock, PooledSession session);
+    // `restore_application_name`: what the unlock statement puts back when the lock names its
+    // holder.
+    Held(std::shared_ptr<const LockImpl> lock, PooledSession session, std::string restore_application_name = {});
 
     // Starts the lost-lock watch (on the watcher thread, a moment after the grant); nothing
     // when the guard was released meanwhile.
@@ -33,6 +35,7 @@ struct Held : std::enable_shared_from_this<Held> {
 
     const std::shared_ptr<const LockImpl> lock;
     const int backend_pid;
+    const std::string restore_application_name;
     const Clock::time_point acquired_at = Clock::now();
 
     std::mutex mutex;        // guards everything below it; held by a SessionLease for its life

@@ -26,6 +26,47 @@ const Statements& statements(Mode mode) noexcept {
     return mode == Mode::shared ? shared : exclusive;
 }
 
+// CASE fixes the order: set_config runs only after the lock function returned true (try) or
+// returned at all (the blocking one: void, never NULL), so a session shows the name only once
+// it holds the lock. If a cancel turns the statement into an error after the grant, the
+// statement's implicit transaction rolls set_config back, and undo_possible_grant's unlock
+// restores the name anyway.
+const Statements& named_statements(Mode mode) noexcept {
+    static const Statements exclusive{
+        "pglock_try_named",
+        "SELECT CASE WHEN pg_try_advisory_lock($1::bigint) "
+        "THEN set_config('application_name', $2::text, false) IS NOT NULL ELSE false END",
+        "pglock_lock_named",
+        "SELECT CASE WHEN pg_advisory_lock($1::bigint) IS NOT NULL "
+        "THEN set_config('application_name', $2::text, false) END",
+        "pglock_unlock_named",
+        "SELECT pg_advisory_unlock($1::bigint), set_config('application_name', $2::text, false)",
+        "pglock_xact_named",
+        "SELECT CASE WHEN pg_try_advisory_xact_lock($1::bigint) "
+        "THEN set_config('application_name', $2::text, true) IS NOT NULL ELSE false END",
+    };
+    static const Statements shared{
+        "pglock_try_shared_named",
+        "SELECT CASE WHEN pg_try_advisory_lock_shared($1::bigint) "
+        "THEN set_config('application_name', $2::text, false) IS NOT NULL ELSE false END",
+        "pglock_lock_shared_named",
+        "SELECT CASE WHEN pg_advisory_lock_shared($1::bigint) IS NOT NULL "
+        "THEN set_config('application_name', $2::text, false) END",
+        "pglock_unlock_shared_named",
+        "SELECT pg_advisory_unlock_shared($1::bigint), set_config('application_name', $2::text, false)",
+        "pglock_xact_shared_named",
+        "SELECT CASE WHEN pg_try_advisory_xact_lock_shared($1::bigint) "
+        "THEN set_config('application_name', $2::text, true) IS NOT NULL ELSE false END",
+    };
+    return mode == Mode::shared ? shared : exclusive;
+}
+
+std::string current_application_name(Session& session) {
+    // Reported by the server on every change (GUC_REPORT): known here without a round trip.
+    const char* value = PQparameterStatus(session.native_handle(), "application_name");
+    return value ? value : "";
+}
+
 void LockImpl::log(LogLevel level, std::string_view message, std::initializer_list<LogAttr> extra) const noexcept {
     try {
         std::vector<LogAttr> attrs;
@@ -97,13 +138,15 @@ enum class Scope { session, transaction };
 // unconditionally (false just means it was not held). The first statement after a cancel may
 // itself be hit by that late cancel (57014); one retry then gets the true answer. A session
 // whose state stays unknown is closed, which drops its locks.
-void undo_possible_grant(const detail::LockImpl& impl, Session& session) noexcept {
-    const auto& st = detail::statements(impl.options.mode);
+// `restore`: the application_name to put back (nullptr when the lock does not name its holder).
+void undo_possible_grant(const detail::LockImpl& impl, Session& session, const char* restore) noexcept {
+    const auto& st = detail::statements_of(impl);
     for (int attempt = 0; attempt < 2 && session.ok(); ++attempt) {
         try {
             const Context bounded{{}, Clock::now() + std::chrono::seconds(30)};
-            detail::SessionOps::prepare(session, st.unlock_name, st.unlock_sql, 1, nullptr, bounded);
-            detail::SessionOps::finish(session, detail::SessionOps::run_prepared(session, st.unlock_name, impl.key, bounded));
+            detail::SessionOps::prepare(session, st.unlock_name, st.unlock_sql, restore ? 2 : 1, nullptr, bounded);
+            detail::SessionOps::finish(session,
+                                       detail::SessionOps::run_prepared(session, st.unlock_name, impl.key, restore, bounded));
             return;  // unlocked, or was not held: either way the session holds no lock of ours
         } catch (const Error& e) {
             if (e.sqlstate() != "57014") break;  // anything but the late cancel: give up on the session
@@ -117,12 +160,15 @@ void undo_possible_grant(const detail::LockImpl& impl, Session& session) noexcep
 // Runs a lock statement. On an interrupted wait, a session-level grant that won the race against
 // the cancel is undone before the interruption is reported, so nothing stays granted behind the
 // caller's back. (A transaction-level one goes with the transaction the caller must end.)
+// With holder identity, `app` is the application_name to set once granted and `restore` the one
+// the session had before.
 bool run_lock_statement(const detail::LockImpl& impl, Session& session, const char* name, const char* sql,
-                        bool returns_bool, Scope scope, const Context& ctx) {
-    detail::SessionOps::prepare(session, name, sql, 1, nullptr, ctx);
-    detail::Attempt attempt = detail::SessionOps::run_prepared(session, name, impl.key, ctx);
+                        bool returns_bool, Scope scope, const Context& ctx, const char* app = nullptr,
+                        const char* restore = nullptr) {
+    detail::SessionOps::prepare(session, name, sql, app ? 2 : 1, nullptr, ctx);
+    detail::Attempt attempt = detail::SessionOps::run_prepared(session, name, impl.key, app, ctx);
     if (attempt.interrupt != Interrupt::none) {
-        if (scope == Scope::session) undo_possible_grant(impl, session);
+        if (scope == Scope::session) undo_possible_grant(impl, session, restore);
         throw interrupted(attempt.interrupt);
     }
     Result res = detail::SessionOps::finish(session, std::move(attempt));
@@ -141,6 +187,12 @@ Lock::Lock(Pool* pool, std::string name, LockOptions options) {
     impl_->key = key_of(name);
     impl_->name = std::move(name);
     impl_->options = std::move(options);
+    impl_->names_holder = pool->options().show_in_application_name && impl_->options.show_in_application_name;
+    if (impl_->names_holder) {
+        impl_->application_name_format = impl_->options.application_name_format.empty()
+                                              ? pool->options().application_name_format
+                                              : impl_->options.application_name_format;
+    }
     if (impl_->options.metrics) impl_->metrics = impl_->options.metrics->register_lock(impl_->name);
 }
 
@@ -157,12 +209,19 @@ namespace {
 std::optional<Guard> take(const std::shared_ptr<Impl>& impl, bool wait, const Context& ctx) {
     PooledSession session;
     bool granted = false;
+    std::string restore, named;  // application_names: the session's own, and the one naming the lock
     try {
         session = impl->pool->acquire(ctx);
         refuse_standby(*impl, *session);
-        const auto& st = detail::statements(impl->options.mode);
-        granted = wait ? run_lock_statement(*impl, *session, st.lock_name, st.lock_sql, false, Scope::session, ctx)
-                       : run_lock_statement(*impl, *session, st.try_name, st.try_sql, true, Scope::session, ctx);
+        const auto& st = detail::statements_of(*impl);
+        if (impl->names_holder) {
+            restore = detail::current_application_name(*session);
+            named = holder_identity::application_name(impl->application_name_format, restore, impl->name);
+        }
+        const char* app = impl->names_holder ? named.c_str() : nullptr;
+        const char* before = impl->names_holder ? restore.c_str() : nullptr;
+        granted = wait ? run_lock_statement(*impl, *session, st.lock_name, st.lock_sql, false, Scope::session, ctx, app, before)
+                       : run_lock_statement(*impl, *session, st.try_name, st.try_sql, true, Scope::session, ctx, app, before);
     } catch (const Error& e) {
         fail(*impl, e);
     } catch (const std::exception& e) {
@@ -173,7 +232,7 @@ std::optional<Guard> take(const std::shared_ptr<Impl>& impl, bool wait, const Co
         if (impl->logs(LogLevel::debug)) impl->log(LogLevel::debug, "lock: contended");
         return std::nullopt;
     }
-    auto held = std::make_shared<detail::Held>(impl, std::move(session));
+    auto held = std::make_shared<detail::Held>(impl, std::move(session), std::move(restore));
     detail::Watcher::instance().watch_later(held);
     impl->count(Outcome::acquired);
     if (impl->logs(LogLevel::debug)) impl->log(LogLevel::debug, "lock: acquired");
@@ -191,8 +250,16 @@ bool Lock::try_acquire_xact(Transaction* tx, const Context& ctx) {
     try {
         if (!tx || !tx->active()) throw Error(Errc::acquire_failed, "try_acquire_xact needs an open transaction");
         refuse_standby(*impl_, tx->session());
-        const auto& st = detail::statements(impl_->options.mode);
-        granted = run_lock_statement(*impl_, tx->session(), st.xact_name, st.xact_sql, true, Scope::transaction, ctx);
+        const auto& st = detail::statements_of(*impl_);
+        // set_config(..., true): the name goes with the lock at commit or rollback, no statement
+        // of ours needed. {app} is the name the transaction shows now.
+        std::string named;
+        if (impl_->names_holder) {
+            named = holder_identity::application_name(impl_->application_name_format,
+                                                      detail::current_application_name(tx->session()), impl_->name);
+        }
+        granted = run_lock_statement(*impl_, tx->session(), st.xact_name, st.xact_sql, true, Scope::transaction, ctx,
+                                     impl_->names_holder ? named.c_str() : nullptr);
     } catch (const Error& e) {
         fail(*impl_, e);
     } catch (const std::exception& e) {

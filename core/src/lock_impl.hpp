@@ -16,6 +16,10 @@ struct LockImpl {
     std::int64_t key = 0;
     LockOptions options;
     std::unique_ptr<LockMetrics> metrics;
+    // The holding session's application_name names the lock (pool and lock options agree), in
+    // this format.
+    bool names_holder = false;
+    std::string application_name_format;
 
     bool logs(LogLevel level) const noexcept { return options.logger && options.logger->enabled(level); }
     // Logs `message` with attr name first, then `extra`. Callers check logs() first, so a lock
@@ -37,5 +41,14 @@ struct Statements {
     const char* xact_sql;
 };
 const Statements& statements(Mode mode) noexcept;
+// The same statements that also set application_name, in the same round trip, from $2 (text):
+// the lock statements set it only once the lock is granted, the unlock statement restores it,
+// the transaction-level one sets it for the rest of the transaction only (set_config's is_local).
+const Statements& named_statements(Mode mode) noexcept;
+// The session's application_name as the server last reported it (no round trip).
+std::string current_application_name(Session& session);
+inline const Statements& statements_of(const LockImpl& impl) noexcept {
+    return impl.names_holder ? named_statements(impl.options.mode) : statements(impl.options.mode);
+}
 
 }  // namespace pglock::detail

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "pglock/error.hpp"
+#include "pglock/holder_identity.hpp"
 
 namespace pglock::monitor {
 namespace {
@@ -135,7 +136,37 @@ Snapshot poll(Session& session, const Context& ctx) {
             return std::pair(a.pair_first, a.pair_second) < std::pair(b.pair_first, b.pair_second);
         return a.key < b.key;
     });
+    name_from_holders(snap);
     return snap;
+}
+
+void name_from_holders(Snapshot& snapshot) {
+    // Each holder's mentions, parsed once per pid (one session may hold many keys).
+    std::map<int, std::vector<holder_identity::Mention>> mentions;
+    const auto mentions_of = [&](int pid) -> const std::vector<holder_identity::Mention>& {
+        auto [it, inserted] = mentions.try_emplace(pid);
+        if (inserted) {
+            if (auto b = snapshot.backends.find(pid); b != snapshot.backends.end())
+                it->second = holder_identity::mentions(b->second.application_name);
+        }
+        return it->second;
+    };
+    for (LockEntry& entry : snapshot.locks) {
+        entry.holder_name.reset();
+        if (entry.form != KeyForm::bigint) continue;
+        std::optional<HolderName> prefix;
+        for (const Holder& h : entry.holders) {
+            for (const auto& m : mentions_of(h.pid)) {
+                if (m.complete && key_of(m.name) == entry.key) {
+                    entry.holder_name = HolderName{m.name, true, h.pid};
+                    break;
+                }
+                if (!m.complete && !prefix) prefix = HolderName{m.name, false, h.pid};
+            }
+            if (entry.holder_name) break;
+        }
+        if (!entry.holder_name) entry.holder_name = std::move(prefix);
+    }
 }
 
 std::size_t HoldTracker::update(const Snapshot& snapshot) {

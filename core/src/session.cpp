@@ -444,6 +444,15 @@ Attempt SessionOps::run_prepared(Session& session, const char* name, std::int64_
     return run(session, send, ctx);
 }
 
+Attempt SessionOps::run_prepared(Session& session, const char* name, std::int64_t key, const char* text,
+                                 const Context& ctx) {
+    if (!text) return run_prepared(session, name, key, ctx);
+    const KeyText param(key);
+    const char* values[2] = {param.text, text};
+    auto send = [&](PGconn* conn) { return PQsendQueryPrepared(conn, name, 2, values, nullptr, nullptr, 0); };
+    return run(session, send, ctx);
+}
+
 Session SessionOps::connect(const std::string& conninfo, const Context& ctx,
                             std::chrono::milliseconds attempt_timeout, const Session::Overrides& overrides,
                             const Session::Overrides& defaults) {

@@ -56,6 +56,9 @@ struct SessionOps {
                                 const Context& ctx);
     // The lock statements' form: one bigint parameter.
     static Attempt run_prepared(Session& session, const char* name, std::int64_t key, const Context& ctx);
+    // The named lock statements' form: the bigint key and one text (nullptr: the key alone).
+    static Attempt run_prepared(Session& session, const char* name, std::int64_t key, const char* text,
+                                const Context& ctx);
 
     // Connects; `attempt_timeout` bounds this attempt on its own (reported as connection_failed,
     // not as the caller's deadline). `overrides` win over the conninfo; the conninfo wins over

@@ -9,11 +9,13 @@
 #include <QJsonObject>
 #include <QRandomGenerator>
 #include <QTemporaryDir>
+#include <QUuid>
 #include <QtTest>
 
 #include <csignal>
 
 #include "cli_test_support.hpp"
+#include "pglock/lock.hpp"
 
 using namespace clitest;
 
@@ -135,6 +137,51 @@ private slots:
         QCOMPARE(plain.code, 0);
         QVERIFY2(lock_line(plain.out, k1).contains(" name=unknown "), plain.out.constData());
         QVERIFY(a.unlock(k1));
+    }
+
+    // A key in no catalog, held through the library over TCP: `status` names it from the holder's
+    // application_name (checked against the key) and shows who the holder is beside its pid; a
+    // name cut to fit application_name stays unknown, with its prefix shown apart.
+    void holder_identity_names_uncatalogued_keys() {
+        pglock::PoolOptions po;
+        po.overrides = {{"application_name", "cli-worker"}, {"host", "127.0.0.1"}};
+        pglock::Pool pool(dsn().toStdString(), po);
+        const std::string name = "status." + QUuid::createUuid().toString(QUuid::Id128).left(10).toStdString();
+        const std::string long_name = "status.long." + QUuid::createUuid().toString(QUuid::Id128).toStdString() +
+                                      QUuid::createUuid().toString(QUuid::Id128).toStdString();
+        pglock::Lock lock(pool, name), cut(pool, long_name);
+        pglock::Guard g = lock.acquire();
+        pglock::Guard gc = cut.acquire();
+
+        const auto r = run({"status", "--dsn", dsn()});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QString line = lock_line(r.out, lock.key());
+        QVERIFY2(line.contains(" name=" + QString::fromStdString(name) + " from=holder form=bigint"), r.out.constData());
+        const QString holder = QString("  holder pid=%1 mode=exclusive state=idle app=\"cli-worker pglock:%2\" user=")
+                                   .arg(g.backend_pid())
+                                   .arg(QString::fromStdString(name));
+        QVERIFY2(r.out.contains(holder.toUtf8()), r.out.constData());
+        QVERIFY2(r.out.contains(QString("  holder pid=%1 ").arg(g.backend_pid()).toUtf8() + "") &&
+                     r.out.contains(" client=127.0.0.1 "),
+                 r.out.constData());
+        const QString cut_line = lock_line(r.out, cut.key());
+        QVERIFY2(cut_line.contains(" name=unknown holder_prefix=status.long."), r.out.constData());
+        QVERIFY2(cut_line.contains(QStringLiteral("\u2026 form=bigint")), r.out.constData());
+
+        const auto j = run({"status", "--json", "--dsn", dsn()});
+        QVERIFY2(j.code == 0, j.err.constData());
+        const QJsonArray locks = QJsonDocument::fromJson(j.out).object()["locks"].toArray();
+        const QJsonObject o = find_json_lock(locks, lock.key());
+        QCOMPARE(o["name"].toString(), QString::fromStdString(name));
+        QCOMPARE(o["name_source"].toString(), QStringLiteral("holder"));
+        const QJsonObject h = o["holders"].toArray().at(0).toObject();
+        QCOMPARE(h["client_addr"].toString(), QStringLiteral("127.0.0.1"));
+        QVERIFY(h.contains("client_hostname"));
+        const QJsonObject c = find_json_lock(locks, cut.key());
+        QVERIFY(c["name"].isNull());
+        QVERIFY(c["name_source"].isNull());
+        QVERIFY(QString::fromStdString(long_name).startsWith(c["holder_name_prefix"].toString()));
+        QVERIFY(c["holder_name_prefix"].toString().size() > 12);
     }
 
     void json_has_the_documented_fields() {

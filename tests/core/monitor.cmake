@@ -1,3 +1,6 @@
 # The monitor engine (pglock::monitor): one poll over pg_locks ⋈ pg_stat_activity, and the hold
 # tracker, against the real server with plain libpq sessions as holders and waiters.
 pglock_add_test(test_monitor SOURCES test_monitor.cpp PG LIBS ${_core_test_libs})
+
+# Holder identity: application_name names a held lock; the monitor reads it back.
+pglock_add_test(test_holder_identity SOURCES test_holder_identity.cpp PG LIBS ${_core_test_libs})

@@ -18,6 +18,7 @@
 #include "models/locks_model.hpp"
 #include "pg_test_env.hpp"
 #include "pglock/key.hpp"
+#include "pglock/lock.hpp"
 #include "pglock/monitor.hpp"
 #include "pglock/session.hpp"
 
@@ -142,6 +143,54 @@ private slots:
         QVERIFY(sawOurs);
         QVERIFY(!watched.isValid());
         QCOMPARE(resets.count(), 0);
+        QVERIFY(model.invariantsHold());
+    }
+
+    // Keys no catalog knows, held through the library over TCP: the name comes from the holder's
+    // application_name, verified by its hash; a name cut to fit is a prefix, never verified. The
+    // holder's application and address show beside its pid.
+    void uncatalogued_key_named_from_its_holder() {
+        const auto dsn = pglock::test::test_dsn();
+        QVERIFY2(dsn, "no test server: run under ctest (pg fixture) or set PGLOCK_TEST_DSN");
+        pglock::PoolOptions po;
+        po.overrides = {{"application_name", "model-worker"}, {"host", "127.0.0.1"}};
+        pglock::Pool pool(*dsn, po);
+        const std::string name = "orders." + QUuid::createUuid().toString(QUuid::Id128).left(8).toStdString();
+        std::string longName = "invoices." + QUuid::createUuid().toString(QUuid::Id128).toStdString();
+        for (int i = 0; i < 20; ++i) longName += "\xd1\x91";  // "ё": escaped, far beyond 63 bytes
+        pglock::Lock lock(pool, name), cutLock(pool, longName);
+        pglock::Guard guard = lock.acquire();
+        pglock::Guard cutGuard = cutLock.acquire();
+
+        LocksModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setNameLookup([](qint64) -> std::optional<QString> { return std::nullopt; });  // an empty catalog
+        pglock::Session monitor = pglock::Session::connect(*dsn);
+        model.applySnapshot(std::make_shared<const Snapshot>(poll(monitor)));
+
+        const QModelIndex row = model.indexOfLock({KeyForm::bigint, pglock::tag_of(lock.key())});
+        QVERIFY2(row.isValid(), "the held lock is not in the model");
+        QCOMPARE(row.data().toString(), QString::fromStdString(name) + " (from holder)");
+        QCOMPARE(row.data(LocksModel::NameSourceRole).toString(), QStringLiteral("holder"));
+        QCOMPARE(row.data(LocksModel::HolderNameRole).toByteArray(), QByteArray::fromStdString(name));
+        QVERIFY(!row.data(LocksModel::IsUnknownRole).toBool());
+        QVERIFY(row.data(Qt::ToolTipRole).toString().contains("verified"));
+        QCOMPARE(model.index(row.row(), LocksModel::Application).data().toString(),
+                 QString::fromStdString("model-worker pglock:" + name));
+        QCOMPARE(model.index(row.row(), LocksModel::Client).data().toString(), QStringLiteral("127.0.0.1"));
+        const QString who = model.index(row.row(), LocksModel::Holders).data(Qt::ToolTipRole).toString();
+        QVERIFY2(who.contains(QStringLiteral("pid %1: model-worker pglock:").arg(guard.backend_pid())), qPrintable(who));
+        QVERIFY2(who.contains(QStringLiteral("127.0.0.1")), qPrintable(who));
+
+        const QModelIndex cut = model.indexOfLock({KeyForm::bigint, pglock::tag_of(cutLock.key())});
+        QVERIFY(cut.isValid());
+        const QString shown = cut.data().toString();
+        QVERIFY2(shown.startsWith("invoices.") && shown.endsWith(QStringLiteral("\u2026 (from holder, cut)")), qPrintable(shown));
+        const QString prefix = shown.left(shown.indexOf(QChar(0x2026)));
+        QVERIFY(QString::fromStdString(longName).startsWith(prefix));
+        QVERIFY(prefix.size() < QString::fromStdString(longName).size());
+        QCOMPARE(cut.data(LocksModel::NameSourceRole).toString(), QStringLiteral("holder prefix"));
+        QVERIFY(cut.data(LocksModel::IsUnknownRole).toBool());
         QVERIFY(model.invariantsHold());
     }
 };

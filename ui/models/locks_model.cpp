@@ -1,8 +1,11 @@
 #include "models/locks_model.hpp"
 
+#include "stores/name_import.hpp"
+
 #include <QColor>
 #include <QFont>
 #include <QScopedValueRollback>
+#include <QStringList>
 
 #include <algorithm>
 #include <cmath>
@@ -60,7 +63,7 @@ std::string_view clientOf(const Backend* b) {
     return b->client_addr.empty() ? std::string_view("local") : std::string_view(b->client_addr);
 }
 
-enum class Field { application, user, client };
+enum class Field { application, user, client, host };
 
 std::string_view fieldOf(const Backend* b, Field f) {
     if (!b) return {};
@@ -68,6 +71,7 @@ std::string_view fieldOf(const Backend* b, Field f) {
     case Field::application: return b->application_name;
     case Field::user: return b->usename;
     case Field::client: return clientOf(b);
+    case Field::host: return b->client_hostname;
     }
     return {};
 }
@@ -303,7 +307,13 @@ unsigned LocksModel::diffLock(const LockRow& old, const LockEntry& entry, const 
             mask |= bit(State);
         if (!sameDistinct(before, then, entry, snap, Field::application)) mask |= bit(Application);
         if (!sameDistinct(before, then, entry, snap, Field::user)) mask |= bit(User);
-        if (!sameDistinct(before, then, entry, snap, Field::client)) mask |= bit(Client);
+        if (!sameDistinct(before, then, entry, snap, Field::client) || !sameDistinct(before, then, entry, snap, Field::host))
+            mask |= bit(Client);
+        // The holder-given name follows the holders' application_name.
+        if (before.holder_name.has_value() != entry.holder_name.has_value() ||
+            (entry.holder_name && (before.holder_name->name != entry.holder_name->name ||
+                                   before.holder_name->verified != entry.holder_name->verified)))
+            mask |= bit(Name);
         const auto own = [this](const LockEntry& e) {
             return std::any_of(e.holders.begin(), e.holders.end(), [this](const auto& h) { return ownPids_.contains(h.pid); });
         };
@@ -667,6 +677,15 @@ std::optional<QString> LocksModel::nameOf(const LockRow& row) const {
     return name;
 }
 
+LocksModel::ShownName LocksModel::shownName(const LockRow& row) const {
+    if (auto name = nameOf(row)) return {*name, NameSource::catalog};
+    const auto& holder = row.entry->holder_name;
+    if (row.id.form != KeyForm::bigint || !holder) return {tr("unknown"), NameSource::none};
+    const QString name = names::printable(QByteArray::fromStdString(holder->name));
+    if (holder->verified) return {tr("%1 (from holder)").arg(name), NameSource::holder};
+    return {tr("%1%2 (from holder, cut)").arg(name, QChar(0x2026)), NameSource::holderPrefix};
+}
+
 bool LocksModel::isOwn(const LockRow& row) const {
     return std::any_of(row.entry->holders.begin(), row.entry->holders.end(), [this](const auto& h) { return ownPids_.contains(h.pid); });
 }
@@ -704,7 +723,7 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
         switch (static_cast<Column>(column)) {
         case Name:
             if (pair) return QStringLiteral("(%1, %2) int4 pair").arg(e.pair_first).arg(e.pair_second);
-            return nameOf(row).value_or(QStringLiteral("unknown"));
+            return shownName(row).text;
         case Key: return pair ? QStringLiteral("%1, %2").arg(e.pair_first).arg(e.pair_second) : QString::number(e.key);
         case Mode: return modeText(modeOf(e));
         case Holders: {
@@ -720,7 +739,13 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
         case State: return qs(worstState(e, s));
         case Application: distinctValues(e, s, Field::application, values); return joined(values);
         case User: distinctValues(e, s, Field::user, values); return joined(values);
-        case Client: distinctValues(e, s, Field::client, values); return joined(values);
+        case Client: {
+            distinctValues(e, s, Field::client, values);
+            QString out = joined(values);
+            distinctValues(e, s, Field::host, values);
+            if (!values.empty()) out += QStringLiteral(" (%1)").arg(joined(values));
+            return out;
+        }
         case HeldFor: {
             const auto held = heldSeconds(row);
             return held ? formatDuration(*held) : QString();
@@ -741,6 +766,18 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
                 tip = tr("pg_advisory_lock(int4, int4) with keys %1 and %2: not a named lock").arg(e.pair_first).arg(e.pair_second);
             else if (auto name = nameOf(row))
                 tip = tr("%1\nkey %2").arg(*name).arg(e.key);
+            else if (e.holder_name && e.holder_name->verified)
+                tip = tr("%1\nkey %2\nNot in the catalog: read from the application_name of its holder, pid %3, and "
+                         "verified (the name hashes to the key)")
+                          .arg(names::printable(QByteArray::fromStdString(e.holder_name->name)))
+                          .arg(e.key)
+                          .arg(e.holder_name->pid);
+            else if (e.holder_name)
+                tip = tr("No name known for key %1\nIts holder, pid %2, shows a name cut to fit application_name "
+                         "(63 bytes) that starts with \"%3\": a prefix cannot be verified against the key")
+                          .arg(e.key)
+                          .arg(e.holder_name->pid)
+                          .arg(names::printable(QByteArray::fromStdString(e.holder_name->name)));
             else
                 tip = tr("No name known for key %1").arg(e.key);
             if (isOwn(row)) tip += tr("\nHeld by this application");
@@ -755,6 +792,14 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
                 const Backend* b = backendOf(s, h.pid);
                 QString line = tr("pid %1%2:").arg(h.pid).arg(h.shared ? tr(" (shared)") : QString());
                 if (column == Holders) {
+                    // Who the holder is, as the server knows it: application, address, host.
+                    if (b) {
+                        QStringList who;
+                        if (!b->application_name.empty()) who << qs(b->application_name);
+                        const QString host = b->client_hostname.empty() ? QString() : QStringLiteral(" (%1)").arg(qs(b->client_hostname));
+                        if (!clientOf(b).empty()) who << qs(clientOf(b)) + host;
+                        if (!who.isEmpty()) line += QLatin1Char(' ') + who.join(QStringLiteral(" \u2014 ")) + QLatin1Char('\n') + QStringLiteral("    ");
+                    }
                     line += QLatin1Char(' ') + (b ? elide(b->query) : QString());
                 } else {
                     line += QLatin1Char(' ') + (b ? qs(b->state) : QString());
@@ -787,7 +832,21 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
         return QVariant::fromValue(pids);
     }
     case LockIdRole: return QVariant::fromValue(row.id);
-    case IsUnknownRole: return !nameOf(row).has_value();
+    case IsUnknownRole: {
+        const NameSource source = shownName(row).source;
+        return source == NameSource::none || source == NameSource::holderPrefix;
+    }
+    case HolderNameRole:
+        if (!e.holder_name || pair) return {};
+        return QByteArray::fromStdString(e.holder_name->name);
+    case NameSourceRole:
+        switch (shownName(row).source) {
+        case NameSource::catalog: return QStringLiteral("catalog");
+        case NameSource::holder: return QStringLiteral("holder");
+        case NameSource::holderPrefix: return QStringLiteral("holder prefix");
+        case NameSource::none: break;
+        }
+        return QString();
     case IdleInTxSecondsRole: {
         const double idle = idleSeconds(row);
         return idle >= 0 ? QVariant(idle) : QVariant();
@@ -806,7 +865,7 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
         std::vector<std::string_view> apps;
         distinctValues(e, s, Field::application, apps);
         const QString name = pair ? QStringLiteral("(%1, %2) int4 pair").arg(e.pair_first).arg(e.pair_second)
-                                  : nameOf(row).value_or(QStringLiteral("unknown"));
+                                  : shownName(row).text;
         return name + QLatin1Char('\n') + QString::number(e.key) + QLatin1Char('\n') + joined(apps);
     }
     default: return {};
@@ -856,7 +915,10 @@ QVariant LocksModel::waiterData(const LockRow& lock, const WaiterRow& w, int col
     case KeyRole: return QVariant::fromValue(static_cast<qint64>(lock.entry->key));
     case PidsRole: return QVariant::fromValue(QList<int>{w.pid});
     case LockIdRole: return QVariant::fromValue(lock.id);
-    case IsUnknownRole: return !nameOf(lock).has_value();
+    case IsUnknownRole: {
+        const NameSource source = shownName(lock).source;
+        return source == NameSource::none || source == NameSource::holderPrefix;
+    }
     case IdleInTxSecondsRole: return {};
     case SortRole:
         switch (column) {

@@ -37,14 +37,15 @@ class LocksModel : public QAbstractItemModel {
 
 public:
     enum Column {
-        Name,         // catalog name, "unknown", or "(a, b) int4 pair"; waiters: "waiting: pid N"
+        Name,         // catalog name, a name read from the holder's application_name ("… (from
+                      // holder)"), "unknown", or "(a, b) int4 pair"; waiters: "waiting: pid N"
         Key,          // the bigint key in decimal (tooltip: classid/objid)
         Mode,         // exclusive / shared / mixed; waiters: the mode they asked for
         Holders,      // "123, 456"; waiters: "blocked by 123"
         State,        // the holders' worst session state; waiters: their own state
         Application,
         User,
-        Client,       // client_addr, or "local" for a unix-socket session
+        Client,       // client_addr, or "local" for a unix-socket session; "(hostname)" after it
         HeldFor,      // since the oldest holder's hold started; waiters: "waiting 3.1 s"
         Waiters,      // number of waiting sessions
         ColumnCount
@@ -55,12 +56,16 @@ public:
         KeyRole = Qt::UserRole + 1,  // qint64; a waiter row gives its lock's key
         PidsRole,                    // QList<int>: the holders; a waiter row: {its pid}
         LockIdRole,                  // pglock::monitor::LockId (waiters: their lock's)
-        IsUnknownRole,               // bool: no name for the key (int4 pairs never have one)
+        IsUnknownRole,               // bool: no name for the key, neither from the catalog nor verified
+                                     // from a holder (int4 pairs never have one)
         IdleInTxSecondsRole,         // double: longest a holder has been idle in transaction, else invalid
         SortRole,                    // numbers for Key / Holders / Held for / Waiters, text elsewhere
         IsOwnRole,                   // bool: held (or waited for) by one of setOwnPids()
         IsWaiterRole,                // bool: a child row
         FilterRole,                  // QString: the text LocksFilterProxy matches (name, key, application)
+        NameSourceRole,              // QString: "catalog", "holder" (verified by its hash), "holder prefix"
+                                     // (a cut name: not verified) or "" (unknown)
+        HolderNameRole,              // QByteArray: the name (or prefix) read from a holder; invalid if none
     };
     Q_ENUM(Role)
 
@@ -138,7 +143,13 @@ private:
 
     QVariant lockData(const LockRow& row, int column, int role) const;
     QVariant waiterData(const LockRow& lock, const WaiterRow& w, int column, int role) const;
-    std::optional<QString> nameOf(const LockRow& row) const;
+    std::optional<QString> nameOf(const LockRow& row) const;  // the catalog's
+    enum class NameSource { none, catalog, holder, holderPrefix };
+    struct ShownName {
+        QString text;  // what the Name cell shows
+        NameSource source = NameSource::none;
+    };
+    ShownName shownName(const LockRow& row) const;
     bool isOwn(const LockRow& row) const;
     std::optional<double> heldSeconds(const LockRow& row) const;
     double idleSeconds(const LockRow& row) const;  // < 0 when no holder is idle in transaction

@@ -73,10 +73,12 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     view_->sortByColumn(LocksModel::Name, Qt::AscendingOrder);
     view_->setUniformRowHeights(true);  // cheap layout at 10k rows
     view_->setAlternatingRowColors(true);
+    // A long name keeps its end in view: "(from holder)" and the tail that tells names apart.
+    view_->setTextElideMode(Qt::ElideMiddle);
     view_->setSelectionBehavior(QAbstractItemView::SelectRows);
     view_->setContextMenuPolicy(Qt::CustomContextMenu);
     view_->header()->setSectionResizeMode(QHeaderView::Interactive);
-    const std::pair<int, int> widths[] = {{LocksModel::Name, 190}, {LocksModel::Key, 165}, {LocksModel::Mode, 75},
+    const std::pair<int, int> widths[] = {{LocksModel::Name, 280}, {LocksModel::Key, 165}, {LocksModel::Mode, 75},
                                           {LocksModel::Holders, 125}, {LocksModel::State, 125},
                                           {LocksModel::Application, 190}, {LocksModel::User, 70},
                                           {LocksModel::Client, 60}, {LocksModel::HeldFor, 90}};
@@ -312,8 +314,14 @@ void MainWindow::showContextMenu(const QPoint& pos) {
     const qint64 key = index.data(LocksModel::KeyRole).toLongLong();
     const bool unknown = index.data(LocksModel::IsUnknownRole).toBool();
     QMenu menu(this);
-    if (unknown && !index.data(LocksModel::IsWaiterRole).toBool()) {
-        menu.addAction(tr("Name this key…"), this, [this, key] { nameUnknownKey(key); });
+    const bool waiter = index.data(LocksModel::IsWaiterRole).toBool();
+    const QByteArray fromHolder = index.data(LocksModel::HolderNameRole).toByteArray();
+    if (unknown && !waiter) {
+        // A holder's cut name is a good start for the real one.
+        menu.addAction(tr("Name this key…"), this, [this, key, fromHolder] { nameUnknownKey(key, QString::fromUtf8(fromHolder)); });
+    } else if (!waiter && index.data(LocksModel::NameSourceRole).toString() == QLatin1String("holder")) {
+        // Verified by the model (it hashes to the key): keep it for when nobody holds the lock.
+        menu.addAction(tr("Add the holder's name to the catalog"), this, [this, fromHolder] { catalog_.add(fromHolder); });
     }
     menu.addAction(tr("Copy key"), this, [key] { QApplication::clipboard()->setText(QString::number(key)); });
     menu.addAction(tr("Open in resolver"), this, [this, key] {
@@ -324,11 +332,11 @@ void MainWindow::showContextMenu(const QPoint& pos) {
     menu.exec(view_->viewport()->mapToGlobal(pos));
 }
 
-void MainWindow::nameUnknownKey(qint64 key) {
+void MainWindow::nameUnknownKey(qint64 key, const QString& start) {
     bool ok = false;
     const QString name = QInputDialog::getText(this, tr("Name this key"),
                                                tr("The lock name whose key is %1 (it is checked by hashing):").arg(key),
-                                               QLineEdit::Normal, QString(), &ok);
+                                               QLineEdit::Normal, start, &ok);
     if (!ok || name.isEmpty()) return;
     const QByteArray bytes = name.toUtf8();
     if (pglock::key_of(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size()))) != key) {

@@ -90,7 +90,7 @@ private:
     void onState(PollState state, const QString& message);
     void onSelection();
     void showContextMenu(const QPoint& pos);
-    void nameUnknownKey(qint64 key);
+    void nameUnknownKey(qint64 key, const QString& start = {});  // start: prefills the field
     // main_window_actions.cpp: the operator's actions on the server.
     void buildOperatorActions(QToolBar* bar);
     void addBackendActions(QMenu& menu, const QModelIndex& index);

@@ -33,6 +33,11 @@ struct LockOptions {
     // Advisory locks taken on a hot standby are local to it and protect nothing; acquiring there
     // fails with Errc::on_standby unless this is set.
     bool allow_standby = false;
+    // Name this lock in the holding session's application_name (when the pool does too). false:
+    // the lock statements stay the bare pg_advisory_* calls.
+    bool show_in_application_name = true;
+    // Overrides the pool's application_name_format when not empty.
+    std::string application_name_format;
 };
 
 namespace detail {

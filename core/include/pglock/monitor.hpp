@@ -49,6 +49,15 @@ struct Waiter {
     std::vector<int> blocked_by;       // pg_blocking_pids(pid)
 };
 
+// A name for a key read from its holder's application_name (pglock/holder_identity.hpp).
+struct HolderName {
+    std::string name;
+    // key_of(name) is the lock's key. false: the holder's name was cut to fit application_name,
+    // and `name` is only a prefix, which no hash can confirm: show it as a prefix.
+    bool verified = false;
+    int pid = 0;  // the holder it came from
+};
+
 struct LockEntry {
     KeyForm form = KeyForm::bigint;
     LockTag tag;                // classid, objid as pg_locks shows them
@@ -58,6 +67,8 @@ struct LockEntry {
     std::int32_t pair_first = 0, pair_second = 0;  // form == int_pair: the two int4 keys
     std::vector<Holder> holders;   // sorted by pid
     std::vector<Waiter> waiters;   // oldest wait first
+    // What the holders' application_name says the name is (bigint keys only); catalogs win.
+    std::optional<HolderName> holder_name;
 };
 
 struct Snapshot {
@@ -84,6 +95,11 @@ inline LockId id_of(const LockEntry& e) { return {e.form, e.tag}; }
 
 // The poll's SQL for a server version (waitstart exists from PostgreSQL 14 on).
 std::string poll_query(int server_version);
+
+// Fills every bigint lock's holder_name from its holders' application_name: a complete name that
+// hashes to the key is verified; otherwise a cut name of a holder whose complete names do not
+// account for it is a prefix. poll() calls it.
+void name_from_holders(Snapshot& snapshot);
 
 // Runs the poll on `session` (which should be dedicated to monitoring). Throws pglock::Error.
 Snapshot poll(Session& session, const Context& ctx = {});

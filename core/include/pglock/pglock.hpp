@@ -5,6 +5,7 @@
 #include "pglock/context.hpp"
 #include "pglock/error.hpp"
 #include "pglock/keepalive.hpp"
+#include "pglock/holder_identity.hpp"
 #include "pglock/key.hpp"
 #include "pglock/lock.hpp"
 #include "pglock/monitor.hpp"

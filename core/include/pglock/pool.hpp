@@ -8,6 +8,7 @@
 #include <string>
 
 #include "pglock/context.hpp"
+#include "pglock/holder_identity.hpp"
 #include "pglock/session.hpp"
 
 namespace pglock {
@@ -25,6 +26,13 @@ struct PoolOptions {
     // lost, within about idle + interval * count (25 s by default) instead of hours. Keywords the
     // conninfo sets itself (keepalives=0, keepalives_idle=60, ...) win over these.
     Keepalive keepalive{};
+    // While a session of this pool holds a lock, its application_name names the lock (see
+    // pglock/holder_identity.hpp): set in the statement that takes the lock, restored in the one
+    // that releases it. false turns it off for every lock on this pool.
+    bool show_in_application_name = true;
+    // {app}: the session's own application_name; {lock}: "pglock:" and the lock's escaped name,
+    // which is what monitors read back. Cut to 63 bytes, {app} first.
+    std::string application_name_format{holder_identity::default_format};
 };
 
 class Pool;
