@@ -30,6 +30,7 @@
 #include "models/locks_model.hpp"
 #include "pglock/conninfo.hpp"
 #include "pglock/key.hpp"
+#include "stores/catalog_name_cache.hpp"
 #include "stores/catalog_store.hpp"
 #include "stores/name_import.hpp"
 #include "widgets/catalog_panel.hpp"
@@ -44,6 +45,8 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     setWindowTitle(tr("lockscope"));
     resize(1440, 780);
 
+    // Before anything that reacts to CatalogStore::changed: they must read the new names.
+    names_ = new CatalogNameCache(catalog_, this);
     readOnly_ = new ReadOnlySwitch(this);
     locks_ = new LockController(*readOnly_, this);
     backends_ = new BackendActions(*readOnly_, this);
@@ -105,7 +108,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     });
     charts_ = new charts::ChartsPanel(this);
     charts_->setNameResolver([this](std::int64_t key) -> std::optional<QByteArray> {
-        const QList<QByteArray> names = catalog_.namesForKey(key);
+        const QList<QByteArray>& names = names_->names(key);
         if (names.size() != 1) return std::nullopt;  // unknown, or a collision: show the key
         return names.first();
     });
@@ -118,7 +121,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     // recorder's own thread.
     history_ = new history::HistoryRecorder(this);
     history_->setNameResolver([this](qint64 key) -> std::optional<QByteArray> {
-        const QList<QByteArray> names = catalog_.namesForKey(key);
+        const QList<QByteArray>& names = names_->names(key);
         if (names.size() != 1) return std::nullopt;  // unknown, or a collision: keep the key only
         return names.first();
     });
@@ -341,7 +344,7 @@ void MainWindow::nameUnknownKey(qint64 key) {
 
 QStringList MainWindow::catalogNames(qint64 key) const {
     QStringList out;
-    for (const QByteArray& name : catalog_.namesForKey(key)) out << QString::fromUtf8(name);
+    for (const QByteArray& name : names_->names(key)) out << QString::fromUtf8(name);
     return out;
 }
 
