@@ -11,6 +11,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
+#include <QScopeGuard>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -266,7 +267,9 @@ void MainWindow::showTab(const QString& name) {
 }
 
 void MainWindow::onResult(const PollResultPtr& result) {
-    latest_ = result;
+    // The previous result is freed on the poll thread once nothing here holds it any more.
+    PollResultPtr previous = std::exchange(latest_, result);
+    const auto release = qScopeGuard([this, &previous] { poller_.releaseOffThread(std::move(previous)); });
     const auto& snap = *result->snapshot;
     model_->applySnapshot(result->snapshot);
     charts_->addPoll(result);
