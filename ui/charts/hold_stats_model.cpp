@@ -61,7 +61,9 @@ void HoldStatsModel::addPoll(const PollResult& poll) {
 
 void HoldStatsModel::evict() {
     if (rows_.size() <= maxRows_) return;
-    const std::size_t keep = std::max<std::size_t>(1, maxRows_ - maxRows_ / 10);
+    // 2% below the cap: eviction runs every few polls, each time removing few rows (its cost is
+    // per removed range, so a big batch at once is a visible pause).
+    const std::size_t keep = std::max<std::size_t>(1, maxRows_ - maxRows_ / 50);
     // The candidates, oldest last hold first; rows with scraped data are not candidates.
     std::vector<std::pair<double, std::size_t>> candidates;
     for (std::size_t i = 0; i < rows_.size(); ++i)

@@ -12,7 +12,7 @@
 //
 // Memory is bounded: a server that keeps taking locks on fresh keys (a key per job or per
 // request) would otherwise add a row per key for as long as the app runs. Past maxRows() rows the
-// ones whose last hold ended longest ago go, down to 90% of the cap (so that eviction is not paid
+// ones whose last hold ended longest ago go, down to 98% of the cap (so that eviction is not paid
 // at every poll); rows with scraped data stay (they are bounded by the scraped endpoints). The
 // holds of evicted rows still count in observedTotal(), the "all locks" histogram.
 #pragma once
