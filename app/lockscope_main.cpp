@@ -5,10 +5,14 @@
 #include <QTimer>
 #include <QTreeView>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <memory>
 
 #include "actions/lock_controller.hpp"
 #include "actions/read_only_switch.hpp"
+#include "bench/bench_mode.hpp"
 #include "metrics/metrics_scraper.hpp"
 #include "stores/catalog_store.hpp"
 #include "widgets/main_window.hpp"
@@ -46,7 +50,18 @@ int main(int argc, char** argv) {
                                            "xact or shared (a shared try)."),
                             QStringLiteral("[MODE:]NAME"));
     QCommandLineOption resolve(QStringLiteral("resolve"), QStringLiteral("Put this text into the resolver."), QStringLiteral("TEXT"));
-    cli.addOptions({dsn, catalog, importNames, screenshot, delay, tab, resolve, readOnly, take, metrics});
+    QCommandLineOption benchSeconds(QStringLiteral("bench-seconds"),
+                                    QStringLiteral("Benchmark mode: with --dsn, poll every --bench-interval ms for S seconds while a "
+                                                   "probe timer measures event-loop stalls, print the results and quit."),
+                                    QStringLiteral("S"));
+    QCommandLineOption benchInterval(QStringLiteral("bench-interval"),
+                                     QStringLiteral("Poll interval of the benchmark mode in ms (default 5; the GUI allows 250 and up)."),
+                                     QStringLiteral("MS"), QStringLiteral("5"));
+    QCommandLineOption benchPolls(QStringLiteral("bench-polls"),
+                                  QStringLiteral("Benchmark mode: also stop after N polls (RSS is printed every 10,000)."),
+                                  QStringLiteral("N"));
+    cli.addOptions({dsn, catalog, importNames, screenshot, delay, tab, resolve, readOnly, take, metrics, benchSeconds, benchInterval,
+                    benchPolls});
     cli.process(app);
 
     const QString catalogPath = cli.isSet(catalog) ? cli.value(catalog) : lockscope::CatalogStore::defaultPath();
@@ -62,6 +77,11 @@ int main(int argc, char** argv) {
                          qPrintable(report.errors.join(QStringLiteral("; "))));
             return 1;
         }
+    }
+
+    if (cli.isSet(benchSeconds) && !cli.isSet(dsn)) {
+        std::fprintf(stderr, "lockscope: --bench-seconds needs --dsn\n");
+        return 2;
     }
 
     lockscope::MainWindow window(store);
@@ -98,6 +118,16 @@ int main(int argc, char** argv) {
     }
     if (cli.isSet(resolve)) window.resolver().setText(cli.value(resolve));
     if (cli.isSet(tab)) window.showTab(cli.value(tab));
+
+    std::unique_ptr<lockscope::BenchMode> bench;
+    if (cli.isSet(benchSeconds)) {
+        lockscope::BenchMode::Options options;
+        options.duration = std::chrono::milliseconds(static_cast<long long>(cli.value(benchSeconds).toDouble() * 1000.0));
+        options.pollInterval = std::chrono::milliseconds(std::max(1, cli.value(benchInterval).toInt()));
+        if (cli.isSet(benchPolls)) options.maxPolls = cli.value(benchPolls).toULongLong();
+        bench = std::make_unique<lockscope::BenchMode>(window, options);
+        bench->start();
+    }
 
     if (cli.isSet(screenshot)) {
         const QString file = cli.value(screenshot);

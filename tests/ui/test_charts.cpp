@@ -212,6 +212,29 @@ private slots:
         QCOMPARE(model.observedTotal()[0], 1.0);
     }
 
+    // A server taking locks on ever new keys: the rows stay under the cap, the oldest go first,
+    // the "all locks" totals keep every hold, and it is all incremental (no reset).
+    void holdStatsModelIsBounded() {
+        HoldStatsModel model(100);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        model.setScrapedHistogram("payments.settle", {0.001, kInf}, {1, 1}, 0.0005, 1);  // scraped rows stay
+        for (int i = 0; i < 500; ++i) {
+            const double now = 1000 + i;
+            model.addPoll(*PollBuilder(now).ended(finishedHold(10 + i, 100 + i, now - 0.5, now)).make());
+            QVERIFY(static_cast<std::size_t>(model.rowCount()) <= model.maxRows());
+        }
+        QVERIFY(model.rowCount() >= 90);
+        QVERIFY(model.rowOfLock(bigintLockId(10 + 499)) >= 0);  // the newest stays
+        QCOMPARE(model.rowOfLock(bigintLockId(10)), -1);        // the oldest went
+        QVERIFY(model.rowOfLock(bigintLockId(pglock::key_of("payments.settle"))) >= 0);
+        double total = 0;
+        for (double c : model.observedTotal()) total += c;
+        QCOMPARE(total, 500.0);
+        QCOMPARE(resets.count(), 0);
+        for (int r = 1; r < model.rowCount(); ++r) QVERIFY(model.statsAt(r - 1).id < model.statsAt(r).id);
+    }
+
     void timelineFollowsHolds() {
         TimelineModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);

@@ -93,7 +93,13 @@ HoldHistogramChart::HoldHistogramChart(HoldStatsModel* model, QWidget* parent) :
 
     refreshTimer_.setSingleShot(true);
     refreshTimer_.setInterval(kRefreshMs);
-    connect(&refreshTimer_, &QTimer::timeout, this, &HoldHistogramChart::refresh);
+    connect(&refreshTimer_, &QTimer::timeout, this, [this] {
+        if (!isVisible()) {
+            stale_ = true;
+            return;
+        }
+        refresh();
+    });
     connect(model_, &QAbstractItemModel::dataChanged, this,
             [this](const QModelIndex& tl, const QModelIndex&) {
                 if (tl.column() == HoldStatsModel::Name) choicesDirty_ = true;
@@ -110,6 +116,11 @@ HoldHistogramChart::HoldHistogramChart(HoldStatsModel* model, QWidget* parent) :
     connect(percent_, &QCheckBox::toggled, this, &HoldHistogramChart::refresh);
     connect(exportButton, &QPushButton::clicked, this, &HoldHistogramChart::exportInteractively);
     refresh();
+}
+
+void HoldHistogramChart::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    if (stale_) refreshNow();
 }
 
 void HoldHistogramChart::scheduleRefresh() {
@@ -146,6 +157,7 @@ void HoldHistogramChart::rebuildChoices() {
 }
 
 void HoldHistogramChart::refresh() {
+    stale_ = false;
     if (choicesDirty_) rebuildChoices();
     const auto id = selectedLock();
     BucketCounts observed{};

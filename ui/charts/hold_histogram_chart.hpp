@@ -49,6 +49,9 @@ public:
     QString quantileText() const;
     QStringList lockChoices() const;
 
+protected:
+    void showEvent(QShowEvent* event) override;
+
 private:
     void scheduleRefresh();
     void refresh();
@@ -69,6 +72,9 @@ private:
     bool choicesDirty_ = true;
     bool showingApplications_ = false;
     QTimer refreshTimer_;
+    // Changes came while hidden: refresh when shown, not every kRefreshMs for nobody (rebuilding
+    // a combo of up to 20,000 locks on the GUI thread).
+    bool stale_ = false;
 };
 
 }  // namespace lockscope::charts

@@ -15,7 +15,8 @@ bool byId(const HoldStatsModel::LockStats& s, const LockId& id) { return s.id < 
 
 }  // namespace
 
-HoldStatsModel::HoldStatsModel(QObject* parent) : QAbstractTableModel(parent) {}
+HoldStatsModel::HoldStatsModel(std::size_t maxRows, QObject* parent)
+    : QAbstractTableModel(parent), maxRows_(std::max<std::size_t>(1, maxRows)) {}
 
 int HoldStatsModel::rowOfLock(const LockId& id) const {
     const auto it = std::lower_bound(rows_.begin(), rows_.end(), id, byId);
@@ -47,12 +48,44 @@ void HoldStatsModel::addPoll(const PollResult& poll) {
         s.count += 1;
         s.sum += seconds;
         s.max = std::max(s.max, seconds);
+        s.lastEnd = std::max(s.lastEnd, *hold.end);
         touched.insert(hold.lock);
     }
     // After all inserts, so that the rows named are where they finally are.
     for (const LockId& id : touched) {
         const int row = rowOfLock(id);
         emit dataChanged(index(row, Count), index(row, ColumnCount - 1));
+    }
+    evict();
+}
+
+void HoldStatsModel::evict() {
+    if (rows_.size() <= maxRows_) return;
+    // 2% below the cap: eviction runs every few polls, each time removing few rows (its cost is
+    // per removed range, so a big batch at once is a visible pause).
+    const std::size_t keep = std::max<std::size_t>(1, maxRows_ - maxRows_ / 50);
+    // The candidates, oldest last hold first; rows with scraped data are not candidates.
+    std::vector<std::pair<double, std::size_t>> candidates;
+    for (std::size_t i = 0; i < rows_.size(); ++i)
+        if (!rows_[i].scraped) candidates.emplace_back(rows_[i].lastEnd, i);
+    const std::size_t excess = std::min(candidates.size(), rows_.size() - keep);
+    if (excess == 0) return;
+    std::nth_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(excess - 1), candidates.end());
+    std::vector<std::size_t> drop;
+    drop.reserve(excess);
+    for (std::size_t i = 0; i < excess; ++i) drop.push_back(candidates[i].second);
+    std::sort(drop.begin(), drop.end());
+    // From the back, one removal per run of consecutive rows, so the rows still to drop keep their numbers.
+    for (std::size_t end = drop.size(); end > 0;) {
+        std::size_t begin = end - 1;
+        while (begin > 0 && drop[begin - 1] + 1 == drop[begin]) --begin;
+        const auto first = static_cast<std::ptrdiff_t>(drop[begin]), last = static_cast<std::ptrdiff_t>(drop[end - 1]);
+        beginRemoveRows({}, static_cast<int>(first), static_cast<int>(last));
+        for (std::ptrdiff_t r = first; r <= last; ++r)
+            for (std::size_t b = 0; b < kBucketCount; ++b) evicted_[b] += rows_[static_cast<std::size_t>(r)].observed[b];
+        rows_.erase(rows_.begin() + first, rows_.begin() + last + 1);
+        endRemoveRows();
+        end = begin;
     }
 }
 
@@ -92,6 +125,7 @@ void HoldStatsModel::clearScrapedHistograms() {
 void HoldStatsModel::clear() {
     beginResetModel();
     rows_.clear();
+    evicted_ = {};
     endResetModel();
 }
 
@@ -112,7 +146,7 @@ QString HoldStatsModel::labelOf(const LockStats& s) const {
 }
 
 BucketCounts HoldStatsModel::observedTotal() const {
-    BucketCounts total{};
+    BucketCounts total = evicted_;
     for (const auto& s : rows_)
         for (std::size_t i = 0; i < kBucketCount; ++i) total[i] += s.observed[i];
     return total;

@@ -9,6 +9,12 @@
 //
 // addPoll() touches only the locks whose holds ended in that poll: new locks are inserted at their
 // sorted place and changed rows get one dataChanged each; the model is reset only by clear().
+//
+// Memory is bounded: a server that keeps taking locks on fresh keys (a key per job or per
+// request) would otherwise add a row per key for as long as the app runs. Past maxRows() rows the
+// ones whose last hold ended longest ago go, down to 98% of the cap (so that eviction is not paid
+// at every poll); rows with scraped data stay (they are bounded by the scraped endpoints). The
+// holds of evicted rows still count in observedTotal(), the "all locks" histogram.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -62,10 +68,15 @@ public:
         double count = 0;
         double sum = 0;
         double max = 0;
+        double lastEnd = 0;  // server time the latest counted hold ended (what eviction goes by)
         std::optional<Scraped> scraped;
     };
 
-    explicit HoldStatsModel(QObject* parent = nullptr);
+    static constexpr std::size_t kDefaultMaxRows = 20000;
+
+    explicit HoldStatsModel(QObject* parent = nullptr) : HoldStatsModel(kDefaultMaxRows, parent) {}
+    explicit HoldStatsModel(std::size_t maxRows, QObject* parent = nullptr);
+    std::size_t maxRows() const { return maxRows_; }
 
     // Counts the holds that ended in this poll.
     void addPoll(const PollResult& poll);
@@ -101,8 +112,13 @@ private:
     QVariant cell(const LockStats& s, int column) const;
     QVariant sortValue(const LockStats& s, int column) const;
 
+    // Drops the rows whose last hold ended longest ago once there are more than maxRows_.
+    void evict();
+
     std::vector<LockStats> rows_;  // sorted by LockId
     NameResolver resolver_;
+    std::size_t maxRows_;
+    BucketCounts evicted_{};  // the observed buckets of evicted rows, for observedTotal()
 };
 
 }  // namespace lockscope::charts

@@ -125,7 +125,13 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
 
     refreshTimer_.setSingleShot(true);
     refreshTimer_.setInterval(kRefreshMs);
-    connect(&refreshTimer_, &QTimer::timeout, this, &TimelineChart::refresh);
+    connect(&refreshTimer_, &QTimer::timeout, this, [this] {
+        if (!isVisible()) {
+            stale_ = true;
+            return;
+        }
+        refresh();
+    });
     connect(model_, &TimelineModel::updated, this, &TimelineChart::scheduleRefresh);
     connect(window_, &QComboBox::currentIndexChanged, this, &TimelineChart::refresh);
     connect(laneScroll_, &QScrollBar::valueChanged, this, &TimelineChart::refresh);
@@ -159,8 +165,14 @@ void TimelineChart::refreshNow() {
     refresh();
 }
 
+void TimelineChart::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    if (stale_) refreshNow();
+}
+
 void TimelineChart::refresh() {
     ++refreshCount_;
+    stale_ = false;
     const int window = windowSeconds();
     // The right edge is the server's time at the latest poll, not the local clock: the server's
     // clock is what hold times are in.

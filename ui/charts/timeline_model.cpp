@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
-#include <tuple>
 
 #include "charts/hold_histogram_math.hpp"
 
@@ -137,23 +135,27 @@ void TimelineModel::addPoll(const PollResult& poll) {
     }
 
     if (snap) {
-        // Holds the server shows now: new ones become open bars.
-        std::set<std::tuple<quint64, int, double>> stillOpen;
+        // Holds the server shows now: new ones become open bars, and every open bar the snapshot
+        // shows is stamped with this poll (a stamp, not a set of 10,000 tuples built per poll).
+        const quint64 seq = ++pollSeq_;
         for (const auto& entry : snap->locks) {
             const LockId id = pglock::monitor::id_of(entry);
             for (const auto& holder : entry.holders) {
                 const double start = poll.heldSince(id, holder.pid).value_or(snap->server_now);
                 const int row = ensureLane(id, entry.key);
                 Lane& lane = *lanes_[static_cast<std::size_t>(row)];
-                stillOpen.emplace(lane.serial, holder.pid, start);
                 const auto it = std::lower_bound(lane.open.begin(), lane.open.end(), std::pair(holder.pid, start), openBefore);
-                if (it != lane.open.end() && it->pid == holder.pid && it->start == start) continue;
+                if (it != lane.open.end() && it->pid == holder.pid && it->start == start) {
+                    it->seenInPoll = seq;
+                    continue;
+                }
                 Bar bar;
                 bar.start = start;
                 bar.end = start;
                 bar.pid = holder.pid;
                 bar.shared = holder.shared;
                 bar.open = true;
+                bar.seenInPoll = seq;
                 if (const auto b = snap->backends.find(holder.pid); b != snap->backends.end()) {
                     bar.application = intern(b->second.application_name);
                     bar.user = intern(b->second.usename);
@@ -167,17 +169,14 @@ void TimelineModel::addPoll(const PollResult& poll) {
             }
         }
         // Open bars the server no longer shows and no finished hold closed (the tracker dropped
-        // the record, or the stream started mid-hold): they ended by this poll.
-        std::vector<quint64> openSerials;
-        for (const auto& [serial, unused] : openLanes_) openSerials.push_back(serial);
-        for (quint64 serial : openSerials) {
-            Lane* lane = laneOfSerial(serial);
-            const int row = rowOfLane(lane->id);
-            for (std::size_t i = lane->open.size(); i-- > 0;) {
-                const Bar& bar = lane->open[i];
-                if (stillOpen.count({serial, bar.pid, bar.start})) continue;
-                closeOpenBar(row, i, snap->server_now);
-                touched.push_back(serial);
+        // the record, or the stream started mid-hold): they ended by this poll. Lanes are walked
+        // by row (closing a bar never adds or removes a lane), so no lane is searched for.
+        for (std::size_t row = 0; row < lanes_.size(); ++row) {
+            Lane& lane = *lanes_[row];
+            for (std::size_t i = lane.open.size(); i-- > 0;) {
+                if (lane.open[i].seenInPoll == seq) continue;
+                closeOpenBar(static_cast<int>(row), i, snap->server_now);
+                touched.push_back(lane.serial);
             }
         }
         recordWaiters(*snap);
@@ -185,12 +184,13 @@ void TimelineModel::addPoll(const PollResult& poll) {
 
     trimFinished();
     removeEmptyLanes(touched);
-    // Open bars grew by this poll: their Duration cells changed.
-    for (const auto& [serial, unused] : openLanes_) {
-        const Lane* lane = laneOfSerial(serial);
-        const QModelIndex parent = index(rowOfLane(lane->id), 0);
-        const int first = static_cast<int>(lane->finished.size());
-        emit dataChanged(index(first, Duration, parent), index(first + static_cast<int>(lane->open.size()) - 1, Duration, parent));
+    // Open bars grew by this poll: their Duration cells changed. By row, as above.
+    for (std::size_t row = 0; row < lanes_.size(); ++row) {
+        const Lane& lane = *lanes_[row];
+        if (lane.open.empty()) continue;
+        const QModelIndex parent = index(static_cast<int>(row), 0);
+        const int first = static_cast<int>(lane.finished.size());
+        emit dataChanged(index(first, Duration, parent), index(first + static_cast<int>(lane.open.size()) - 1, Duration, parent));
     }
     emit updated();
 }

@@ -50,6 +50,7 @@ public:
         int pid = 0;
         bool shared = false;
         bool open = false;
+        quint64 seenInPoll = 0;  // open bars: the last addPoll() whose snapshot showed the hold
         QString application;  // shared between bars of the same application (interned)
         QString user;
     };
@@ -136,6 +137,7 @@ private:
     std::deque<WaiterSample> waiters_;
     std::unordered_map<quint64, bool> openLanes_;  // serials of the lanes that have open bars
     double latest_ = 0;
+    quint64 pollSeq_ = 0;  // counts addPoll() calls, for Bar::seenInPoll
     QHash<QByteArray, QString> interned_;
     NameResolver resolver_;
 };

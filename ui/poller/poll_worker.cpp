@@ -99,6 +99,11 @@ void PollWorker::lose(const QString& why) {
 void PollWorker::tick() {
     if (!active_ || interrupted()) return;
     if (paused_) return;  // setPaused(false) schedules the next poll
+    if (undelivered_.load(std::memory_order_relaxed) > 0) {
+        // The GUI thread is still busy with the previous result: look again in a moment.
+        schedule(std::clamp(interval_, std::chrono::milliseconds(1), std::chrono::milliseconds(50)));
+        return;
+    }
     try {
         ensureConnected();
         // A poll may take long on a struggling server, but never longer than a few intervals.
@@ -113,6 +118,7 @@ void PollWorker::tick() {
         out->finished_waits = wait_tracker_.take_finished();
         out->snapshot = std::move(snapshot);
         out->generation = generation_;
+        undelivered_.fetch_add(1, std::memory_order_relaxed);
         emit result(out);
         schedule(interval_);
     } catch (const pglock::Error& e) {

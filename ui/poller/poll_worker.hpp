@@ -7,6 +7,7 @@
 #include <QString>
 #include <QTimer>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,10 @@ public:
     // Thread-safe: cancels a connect or query in progress, so that a new start() or the
     // thread's end never waits for a slow or unreachable server.
     void interrupt() noexcept;
+    // Thread-safe: the GUI thread took a result. Until it has taken the previous one the worker
+    // does not poll again, so a GUI thread slower than the poll interval gets fewer results
+    // instead of an ever longer queue of snapshots (memory and latency both bounded).
+    void delivered() noexcept { undelivered_.fetch_sub(1, std::memory_order_relaxed); }
 
 public slots:
     void begin(quint64 generation, const QString& conninfo, const QString& password);
@@ -46,6 +51,7 @@ private:
     pglock::Context context(std::chrono::milliseconds timeout) const;
     bool interrupted() const;
 
+    std::atomic<int> undelivered_{0};  // results emitted and not yet taken by the GUI thread
     QTimer timer_{this};  // a child, so moveToThread() takes it along
     mutable std::mutex stop_mutex_;  // guards stop_: interrupt() comes from the GUI thread
     std::stop_source stop_;

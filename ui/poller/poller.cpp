@@ -1,5 +1,7 @@
 #include "poller/poller.hpp"
 
+#include <QScopeGuard>
+
 #include <algorithm>
 
 #include "poller/poll_worker.hpp"
@@ -51,12 +53,25 @@ void Poller::setInterval(std::chrono::milliseconds interval) {
     QMetaObject::invokeMethod(worker_, [w = worker_, ms] { w->setInterval(ms); }, Qt::QueuedConnection);
 }
 
+void Poller::setBenchmarkInterval(std::chrono::milliseconds interval) {
+    interval_ = std::clamp(interval, std::chrono::milliseconds(1), kMaxInterval);
+    const qint64 ms = interval_.count();
+    QMetaObject::invokeMethod(worker_, [w = worker_, ms] { w->setInterval(ms); }, Qt::QueuedConnection);
+}
+
+void Poller::releaseOffThread(PollResultPtr result) {
+    if (!result) return;
+    QMetaObject::invokeMethod(worker_, [r = std::move(result)]() mutable { r.reset(); }, Qt::QueuedConnection);
+}
+
 void Poller::setPaused(bool paused) {
     paused_ = paused;
     QMetaObject::invokeMethod(worker_, [w = worker_, paused] { w->setPaused(paused); }, Qt::QueuedConnection);
 }
 
 void Poller::onWorkerResult(const PollResultPtr& result) {
+    // Taken once every slot has run (a stale result is taken too): then the worker may poll again.
+    const auto taken = qScopeGuard([w = worker_] { w->delivered(); });
     if (!result || result->generation != generation_) return;  // from a connection since replaced
     emit resultReady(result);
 }

@@ -34,7 +34,13 @@ public:
     void start(const QString& conninfo, const QString& password = {});
     void stop();
     void setInterval(std::chrono::milliseconds interval);  // clamped to [250 ms, 60 s]
+    // The benchmark mode only (lockscope --bench-seconds): polls as fast as 1 ms apart, to load
+    // the GUI thread far more than an operator's setting can. Clamped to [1 ms, 60 s].
+    void setBenchmarkInterval(std::chrono::milliseconds interval);
     std::chrono::milliseconds interval() const noexcept { return interval_; }
+    // Lets go of a result on the poll thread: the last reference to a 10,000-lock snapshot frees
+    // tens of thousands of allocations, which is work the GUI thread need not do.
+    void releaseOffThread(PollResultPtr result);
     void setPaused(bool paused);
     bool paused() const noexcept { return paused_; }
     PollState state() const noexcept { return state_; }

@@ -11,6 +11,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
+#include <QScopeGuard>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -30,6 +31,7 @@
 #include "models/locks_model.hpp"
 #include "pglock/conninfo.hpp"
 #include "pglock/key.hpp"
+#include "stores/catalog_name_cache.hpp"
 #include "stores/catalog_store.hpp"
 #include "stores/name_import.hpp"
 #include "widgets/catalog_panel.hpp"
@@ -44,6 +46,8 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     setWindowTitle(tr("lockscope"));
     resize(1440, 780);
 
+    // Before anything that reacts to CatalogStore::changed: they must read the new names.
+    names_ = new CatalogNameCache(catalog_, this);
     readOnly_ = new ReadOnlySwitch(this);
     locks_ = new LockController(*readOnly_, this);
     backends_ = new BackendActions(*readOnly_, this);
@@ -107,7 +111,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     });
     charts_ = new charts::ChartsPanel(this);
     charts_->setNameResolver([this](std::int64_t key) -> std::optional<QByteArray> {
-        const QList<QByteArray> names = catalog_.namesForKey(key);
+        const QList<QByteArray>& names = names_->names(key);
         if (names.size() != 1) return std::nullopt;  // unknown, or a collision: show the key
         return names.first();
     });
@@ -120,7 +124,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     // recorder's own thread.
     history_ = new history::HistoryRecorder(this);
     history_->setNameResolver([this](qint64 key) -> std::optional<QByteArray> {
-        const QList<QByteArray> names = catalog_.namesForKey(key);
+        const QList<QByteArray>& names = names_->names(key);
         if (names.size() != 1) return std::nullopt;  // unknown, or a collision: keep the key only
         return names.first();
     });
@@ -265,7 +269,9 @@ void MainWindow::showTab(const QString& name) {
 }
 
 void MainWindow::onResult(const PollResultPtr& result) {
-    latest_ = result;
+    // The previous result is freed on the poll thread once nothing here holds it any more.
+    PollResultPtr previous = std::exchange(latest_, result);
+    const auto release = qScopeGuard([this, &previous] { poller_.releaseOffThread(std::move(previous)); });
     const auto& snap = *result->snapshot;
     model_->applySnapshot(result->snapshot);
     charts_->addPoll(result);
@@ -349,7 +355,7 @@ void MainWindow::nameUnknownKey(qint64 key, const QString& start) {
 
 QStringList MainWindow::catalogNames(qint64 key) const {
     QStringList out;
-    for (const QByteArray& name : catalog_.namesForKey(key)) out << QString::fromUtf8(name);
+    for (const QByteArray& name : names_->names(key)) out << QString::fromUtf8(name);
     return out;
 }
 

@@ -37,6 +37,7 @@ class BackendActions;
 class MetricsModel;
 class MetricsPanel;
 class MetricsScraper;
+class CatalogNameCache;
 class CatalogPanel;
 class CatalogStore;
 class LockController;
@@ -100,6 +101,7 @@ private:
     QStringList catalogNames(qint64 key) const;
 
     CatalogStore& catalog_;
+    CatalogNameCache* names_;  // every name lookup of the window goes through it, never a query per ask
     ProfileStore profiles_;
     Poller poller_;
     LocksModel* model_;

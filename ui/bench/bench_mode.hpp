@@ -1,0 +1,66 @@
+// lockscope --bench-seconds S: the app's benchmark mode. The window connects as usual, the poller
+// runs at a benchmark interval (default 5 ms, far below what the GUI offers), and a probe timer on
+// the GUI thread measures how late each of its ticks fires: the longest time the event loop was
+// not free. At the end it prints polls done, rows shown, the max and p99 stall, and RSS, then
+// quits the app. Everything the window does per poll (merge, charts, history, repaint) runs as it
+// would for an operator; nothing is skipped.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QTimer>
+
+#include <chrono>
+#include <utility>
+#include <vector>
+
+#include "poller/poll_result.hpp"
+
+namespace lockscope {
+
+class MainWindow;
+
+class BenchMode : public QObject {
+    Q_OBJECT
+public:
+    struct Options {
+        std::chrono::milliseconds duration{30000};
+        std::chrono::milliseconds pollInterval{5};
+        std::chrono::milliseconds probeInterval{5};
+        quint64 maxPolls = 0;  // also stop after this many polls (0: only the duration counts)
+        quint64 rssEvery = 10000;  // note the RSS every this many polls (memory must stay flat)
+    };
+
+    BenchMode(MainWindow& window, Options options, QObject* parent = nullptr);
+    // Starts the probe and the clock; the window must already be connecting.
+    void start();
+
+    // The resident set size of this process, in KiB (-1 when /proc cannot tell).
+    static long rssKiB();
+
+private:
+    void onProbe();
+    void onPoll(const PollResultPtr& result);
+    void finish();
+
+    MainWindow& window_;
+    Options options_;
+    QTimer probe_;
+    QTimer end_;
+    QElapsedTimer clock_;
+    qint64 lastProbeNs_ = 0;
+    // Stalls (ms late) of the probe ticks before and after the first poll arrived: the first poll
+    // loads every row at once, the others merge what changed.
+    std::vector<double> firstLoadStalls_, stalls_;
+    // The GUI thread's own CPU time between consecutive ticks: on a loaded machine a tick is also
+    // late while other processes have the CPU, which is no work of the app's; this part is.
+    std::vector<double> firstLoadBusy_, busy_;
+    double lastProbeCpuMs_ = 0;
+    quint64 polls_ = 0;
+    std::size_t lockRows_ = 0, waiterRows_ = 0;
+    long rssStart_ = -1, rssFirstPoll_ = -1;
+    std::vector<std::pair<quint64, long>> rssAt_;  // (polls, KiB)
+    double firstPollAtMs_ = -1;
+};
+
+}  // namespace lockscope

@@ -1,0 +1,4 @@
+# The app's benchmark mode (lockscope --bench-seconds): a stall probe on the GUI thread.
+list(APPEND LOCKSCOPE_UI_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/bench_mode.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/bench_mode.cpp)
