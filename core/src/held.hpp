@@ -16,7 +16,8 @@
 namespace pglock::detail {
 
 struct Held : std::enable_shared_from_this<Held> {
-    Held(std::shared_ptr<const LockImpl> lock, PooledSession session);
+    // `lock_pid`: pg_backend_pid() as the lock statement reported it.
+    Held(std::shared_ptr<const LockImpl> lock, PooledSession session, int lock_pid);
 
     // Starts the lost-lock watch (on the watcher thread, a moment after the grant); nothing
     // when the guard was released meanwhile.

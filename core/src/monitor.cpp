@@ -99,7 +99,11 @@ Snapshot poll(Session& session, const Context& ctx) {
         if (r.get_bool(row, c_granted)) {
             entry.holders.push_back({pid, shared});
         } else {
-            entry.waiters.push_back({pid, shared, opt_double(r, row, c_waitstart), parse_int_array(r.get(row, c_blocked_by))});
+            Waiter& w = entry.waiters.emplace_back();
+            w.pid = pid;
+            w.shared = shared;
+            w.wait_start = opt_double(r, row, c_waitstart);
+            w.blocked_by = parse_int_array(r.get(row, c_blocked_by));
         }
         if (r.get_bool(row, c_first)) {
             Backend b;
@@ -121,6 +125,12 @@ Snapshot poll(Session& session, const Context& ctx) {
     }
     snap.locks.reserve(locks.size());
     for (auto& [id, entry] : locks) {
+        for (Waiter& w : entry.waiters) {
+            if (auto b = snap.backends.find(w.pid); b != snap.backends.end() && b->second.backend_xmin_age) {
+                w.xmin_age = b->second.backend_xmin_age;
+                w.xmin_since = b->second.xact_start;
+            }
+        }
         std::sort(entry.holders.begin(), entry.holders.end(), [](const Holder& a, const Holder& b) { return a.pid < b.pid; });
         std::stable_sort(entry.waiters.begin(), entry.waiters.end(), [](const Waiter& a, const Waiter& b) {
             return a.wait_start.value_or(0) < b.wait_start.value_or(0);

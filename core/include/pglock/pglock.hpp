@@ -5,6 +5,7 @@
 #include "pglock/context.hpp"
 #include "pglock/error.hpp"
 #include "pglock/key.hpp"
+#include "pglock/key_collision.hpp"
 #include "pglock/lock.hpp"
 #include "pglock/monitor.hpp"
 #include "pglock/observe.hpp"

@@ -20,6 +20,15 @@ struct PoolOptions {
     // Connection keywords that win over the conninfo's, e.g. a password typed for this run only
     // (kept in memory, never written anywhere) or an application_name.
     Session::Overrides overrides{};
+    // Checks every new connection for a transaction-mode pooler (PgBouncer pool_mode=transaction
+    // and the like), which hands consecutive statements of one client connection to different
+    // server backends: session-level advisory locks then stay behind on a backend that serves
+    // someone else, and the library's prepared statements vanish. The check runs
+    // `SELECT pg_backend_pid()` three times, each its own transaction, and acquire() throws
+    // Error{session_changed} when the answers differ. Costs three round trips per new connection.
+    // A pooler that happens to give the same backend all three times passes; the per-lock check
+    // (the lock and unlock statements compare their pg_backend_pid()) still reports it later.
+    bool refuse_transaction_pooler = false;
 };
 
 class Pool;
