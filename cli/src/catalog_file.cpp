@@ -83,13 +83,37 @@ Catalog read_sqlite(const std::string& path) {
 
 }  // namespace
 
-Catalog::Catalog(std::vector<std::string> names) {
-    std::unordered_set<std::string> seen;
+namespace {
+std::vector<NamedKey> derive_keys(std::vector<std::string> names) {
+    std::vector<NamedKey> entries;
+    entries.reserve(names.size());
     for (auto& name : names) {
-        if (!seen.insert(name).second) continue;
-        by_key_.try_emplace(key_of(name), names_.size());
-        names_.push_back(std::move(name));
+        const std::int64_t key = key_of(name);
+        entries.push_back({std::move(name), key});
     }
+    return entries;
+}
+}  // namespace
+
+Catalog::Catalog(std::vector<std::string> names) : Catalog(derive_keys(std::move(names))) {}
+
+Catalog::Catalog(std::vector<NamedKey> entries) {
+    std::unordered_set<std::string> seen;
+    std::vector<NamedKey> kept;
+    for (auto& e : entries) {
+        if (!seen.insert(e.name).second) continue;
+        by_key_.try_emplace(e.key, names_.size());
+        names_.push_back(e.name);
+        kept.push_back(std::move(e));
+    }
+    collisions_ = find_key_collisions(kept);
+}
+
+std::vector<std::string> collision_warnings(const Catalog& catalog, const std::string& path) {
+    std::vector<std::string> lines;
+    for (const KeyCollision& c : catalog.collisions())
+        lines.push_back("pglock: warning: catalog " + path + ": " + describe(c));
+    return lines;
 }
 
 const std::string* Catalog::find(std::int64_t key) const {

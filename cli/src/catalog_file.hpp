@@ -8,12 +8,17 @@
 #include <string_view>
 #include <vector>
 
+#include "pglock/key_collision.hpp"
+
 namespace pglock::cli {
 
 class Catalog {
 public:
     Catalog() = default;
     explicit Catalog(std::vector<std::string> names);
+    // With the keys given rather than derived: how tests make two names share a key, which
+    // SHA-256 will not do for them.
+    explicit Catalog(std::vector<NamedKey> entries);
 
     // The names in the order the file gives them (duplicates dropped).
     const std::vector<std::string>& names() const noexcept { return names_; }
@@ -21,11 +26,18 @@ public:
     // never taken from the file.
     const std::string* find(std::int64_t key) const;
     std::size_t size() const noexcept { return names_.size(); }
+    // Keys that more than one of the names map to (find() then gives the first of them).
+    const std::vector<KeyCollision>& collisions() const noexcept { return collisions_; }
 
 private:
     std::vector<std::string> names_;
     std::map<std::int64_t, std::size_t> by_key_;  // key -> index into names_ (first name wins)
+    std::vector<KeyCollision> collisions_;
 };
+
+// `pglock: warning: catalog FILE: key K is shared by "a" and "b": they take the same lock`, one
+// line per collision, for stderr.
+std::vector<std::string> collision_warnings(const Catalog& catalog, const std::string& path);
 
 // Reads FILE: a SQLite database (detected by its 16-byte header "SQLite format 3\0") is read
 // read-only with `SELECT name FROM names`; anything else must be a UTF-8 text file with one name

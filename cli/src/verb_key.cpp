@@ -50,7 +50,8 @@ void print_json_object(const std::string& name, std::int64_t key) {
     const LockTag tag = tag_of(key);
     std::cout << "{\"name\":" << json_quote(name);
     if (!is_valid_utf8(name)) std::cout << ",\"name_hex\":\"" << hex_bytes(name) << '"';
-    std::cout << ",\"key\":" << key << ",\"classid\":" << tag.classid << ",\"objid\":" << tag.objid << '}';
+    std::cout << ",\"key\":" << key << ",\"classid\":" << tag.classid << ",\"objid\":" << tag.objid
+              << ",\"key_scheme\":" << key_scheme_version << '}';
 }
 
 int run_key(const KeyOptions& options) {
@@ -82,7 +83,8 @@ void register_key(CLI::App& app, VerbRun& run) {
     cmd->add_option("names", options->names, "lock names; - reads more names from stdin, one per line")
         ->required();
     auto* json = cmd->add_flag("--json", options->json,
-                               "a JSON array of {name, key, classid, objid}; \"name_hex\" is added when a name is "
+                               "a JSON array of {name, key, classid, objid, key_scheme}; key_scheme 1 is the Go package's SHA-256 "
+                               "scheme; \"name_hex\" is added when a name is "
                                "not valid UTF-8 (its \"name\" then shows U+FFFD for the bad bytes)");
     auto* sql = cmd->add_flag("--sql", options->sql, "the pg_locks query that shows each key's holders and waiters");
     json->excludes(sql);

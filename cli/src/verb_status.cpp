@@ -77,6 +77,7 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
     const auto interval = options.watch ? parse_interval(options.interval) : std::chrono::nanoseconds(0);
     Catalog catalog;
     if (!options.catalog.empty()) catalog = load_catalog(options.catalog);
+    for (const std::string& line : collision_warnings(catalog, options.catalog)) std::cerr << line << '\n';
     const PoolOptions pool_opts = pool_options_for(global.dsn, 1);  // validates --dsn, connect timeout
 
     // One dedicated monitoring session for every poll of the run.

@@ -14,6 +14,8 @@ std::string_view code_string(Errc code) noexcept {
         case Errc::on_standby: return "lock_on_standby";
         case Errc::connection_failed: return "connection_failed";
         case Errc::query_failed: return "query_failed";
+        case Errc::session_changed: return "lock_session_changed";
+        case Errc::key_collision: return "lock_key_collision";
     }
     return "unknown";
 }

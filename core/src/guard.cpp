@@ -13,9 +13,10 @@ namespace {
 constexpr auto kUnlockTimeout = std::chrono::seconds(30);
 }
 
-Held::Held(std::shared_ptr<const LockImpl> lock_impl, PooledSession held_session, std::string restore_application_name)
+Held::Held(std::shared_ptr<const LockImpl> lock_impl, PooledSession held_session, int lock_pid,
+           std::string restore_application_name)
     : lock(std::move(lock_impl)),
-      backend_pid(held_session->backend_pid()),
+      backend_pid(lock_pid),
       restore_application_name(std::move(restore_application_name)),
       session(std::move(held_session)) {}
 
@@ -121,6 +122,7 @@ std::error_code Held::release() noexcept {
     std::error_code result;
     std::string failure;
     bool session_died = false;
+    int changed_pid = 0;
     if (lost || !session->ok()) {
         result = make_error_code(Errc::lock_lost);
         failure = "the session holding the lock had died";
@@ -134,15 +136,39 @@ std::error_code Held::release() noexcept {
             const char* restore = lock->names_holder ? restore_application_name.c_str() : nullptr;
             SessionOps::prepare(*session, st.unlock_name, st.unlock_sql, restore ? 2 : 1, nullptr, bounded);
             Result res = SessionOps::finish(*session, SessionOps::run_prepared(*session, st.unlock_name, lock->key, restore, bounded));
-            if (res.get_bool(0, 0)) {
+            if (const int pid = statement_pid(res); pid != backend_pid) {
+                // Behind a transaction-mode pooler: the unlock reached another backend, and the
+                // lock most likely stays on backend_pid, now serving other clients.
+                result = make_error_code(Errc::session_changed);
+                failure = "the unlock ran on backend " + std::to_string(pid) + ", the lock was taken on backend " +
+                          std::to_string(backend_pid) +
+                          ": a transaction-mode pooler sits between this client and the server, so the lock may "
+                          "still be held by backend " + std::to_string(backend_pid);
+                changed_pid = pid;
+                session.discard();
+            } else if (res.get_bool(0, 0)) {
                 session.reset();  // back to the pool, lock-free
             } else {
                 result = make_error_code(Errc::release_failed);
                 failure = "pg_advisory_unlock returned false: the session did not hold the lock";
                 session.discard();
             }
-        } catch (const std::exception& e) {
+        } catch (const Error& e) {
             // The lock may still be on this session: closing it is the only way to be sure it goes.
+            result = make_error_code(Errc::release_failed);
+            failure = e.what();
+            if (e.sqlstate() == "26000") {
+                // The unlock statement this session prepared is unknown to the backend that got
+                // it: a transaction-mode pooler moved the session to another backend.
+                result = make_error_code(Errc::session_changed);
+                failure = "the unlock statement reached a backend that never saw it prepared: a transaction-mode "
+                          "pooler sits between this client and the server, so the lock may still be held by backend " +
+                          std::to_string(backend_pid);
+                changed_pid = -1;
+            }
+            session_died = !session->ok();
+            session.discard();
+        } catch (const std::exception& e) {
             result = make_error_code(Errc::release_failed);
             failure = e.what();
             session_died = !session->ok();
@@ -159,6 +185,8 @@ std::error_code Held::release() noexcept {
             lock->log(LogLevel::debug, "lock: released",
                       {{"held_ms", std::to_string(static_cast<long long>(held_seconds * 1000.0))}});
         }
+    } else if (changed_pid != 0) {
+        lock->session_changed(backend_pid, changed_pid);
     } else if (lock->logs(LogLevel::warn)) {
         lock->log(LogLevel::warn, "lock: release failed", {{"err", failure}});
     }

@@ -16,9 +16,10 @@
 namespace pglock::detail {
 
 struct Held : std::enable_shared_from_this<Held> {
-    // `restore_application_name`: what the unlock statement puts back when the lock names its
-    // holder.
-    Held(std::shared_ptr<const LockImpl> lock, PooledSession session, std::string restore_application_name = {});
+    // `lock_pid`: pg_backend_pid() as the lock statement reported it. `restore_application_name`:
+    // what the unlock statement puts back when the lock names its holder.
+    Held(std::shared_ptr<const LockImpl> lock, PooledSession session, int lock_pid,
+         std::string restore_application_name = {});
 
     // Starts the lost-lock watch (on the watcher thread, a moment after the grant); nothing
     // when the guard was released meanwhile.

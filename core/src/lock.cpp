@@ -1,8 +1,12 @@
 #include "pglock/lock.hpp"
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <random>
 
 #include "held.hpp"
+#include "pglock/key_collision.hpp"
 #include "lock_impl.hpp"
 #include "session_ops.hpp"
 #include "watcher.hpp"
@@ -12,16 +16,16 @@ namespace detail {
 
 const Statements& statements(Mode mode) noexcept {
     static const Statements exclusive{
-        "pglock_try",    "SELECT pg_try_advisory_lock($1::bigint)",
-        "pglock_lock",   "SELECT pg_advisory_lock($1::bigint)",
-        "pglock_unlock", "SELECT pg_advisory_unlock($1::bigint)",
-        "pglock_xact",   "SELECT pg_try_advisory_xact_lock($1::bigint)",
+        "pglock_try",    "SELECT pg_try_advisory_lock($1::bigint), pg_backend_pid()",
+        "pglock_lock",   "SELECT pg_advisory_lock($1::bigint), pg_backend_pid()",
+        "pglock_unlock", "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid()",
+        "pglock_xact",   "SELECT pg_try_advisory_xact_lock($1::bigint), pg_backend_pid()",
     };
     static const Statements shared{
-        "pglock_try_shared",    "SELECT pg_try_advisory_lock_shared($1::bigint)",
-        "pglock_lock_shared",   "SELECT pg_advisory_lock_shared($1::bigint)",
-        "pglock_unlock_shared", "SELECT pg_advisory_unlock_shared($1::bigint)",
-        "pglock_xact_shared",   "SELECT pg_try_advisory_xact_lock_shared($1::bigint)",
+        "pglock_try_shared",    "SELECT pg_try_advisory_lock_shared($1::bigint), pg_backend_pid()",
+        "pglock_lock_shared",   "SELECT pg_advisory_lock_shared($1::bigint), pg_backend_pid()",
+        "pglock_unlock_shared", "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid()",
+        "pglock_xact_shared",   "SELECT pg_try_advisory_xact_lock_shared($1::bigint), pg_backend_pid()",
     };
     return mode == Mode::shared ? shared : exclusive;
 }
@@ -35,28 +39,28 @@ const Statements& named_statements(Mode mode) noexcept {
     static const Statements exclusive{
         "pglock_try_named",
         "SELECT CASE WHEN pg_try_advisory_lock($1::bigint) "
-        "THEN set_config('application_name', $2::text, false) IS NOT NULL ELSE false END",
+        "THEN set_config('application_name', $2::text, false) IS NOT NULL ELSE false END, pg_backend_pid()",
         "pglock_lock_named",
         "SELECT CASE WHEN pg_advisory_lock($1::bigint) IS NOT NULL "
-        "THEN set_config('application_name', $2::text, false) END",
+        "THEN set_config('application_name', $2::text, false) END, pg_backend_pid()",
         "pglock_unlock_named",
-        "SELECT pg_advisory_unlock($1::bigint), set_config('application_name', $2::text, false)",
+        "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid(), set_config('application_name', $2::text, false)",
         "pglock_xact_named",
         "SELECT CASE WHEN pg_try_advisory_xact_lock($1::bigint) "
-        "THEN set_config('application_name', $2::text, true) IS NOT NULL ELSE false END",
+        "THEN set_config('application_name', $2::text, true) IS NOT NULL ELSE false END, pg_backend_pid()",
     };
     static const Statements shared{
         "pglock_try_shared_named",
         "SELECT CASE WHEN pg_try_advisory_lock_shared($1::bigint) "
-        "THEN set_config('application_name', $2::text, false) IS NOT NULL ELSE false END",
+        "THEN set_config('application_name', $2::text, false) IS NOT NULL ELSE false END, pg_backend_pid()",
         "pglock_lock_shared_named",
         "SELECT CASE WHEN pg_advisory_lock_shared($1::bigint) IS NOT NULL "
-        "THEN set_config('application_name', $2::text, false) END",
+        "THEN set_config('application_name', $2::text, false) END, pg_backend_pid()",
         "pglock_unlock_shared_named",
-        "SELECT pg_advisory_unlock_shared($1::bigint), set_config('application_name', $2::text, false)",
+        "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid(), set_config('application_name', $2::text, false)",
         "pglock_xact_shared_named",
         "SELECT CASE WHEN pg_try_advisory_xact_lock_shared($1::bigint) "
-        "THEN set_config('application_name', $2::text, true) IS NOT NULL ELSE false END",
+        "THEN set_config('application_name', $2::text, true) IS NOT NULL ELSE false END, pg_backend_pid()",
     };
     return mode == Mode::shared ? shared : exclusive;
 }
@@ -66,6 +70,8 @@ std::string current_application_name(Session& session) {
     const char* value = PQparameterStatus(session.native_handle(), "application_name");
     return value ? value : "";
 }
+
+int statement_pid(const Result& res) { return static_cast<int>(res.get_int64(0, 1)); }
 
 void LockImpl::log(LogLevel level, std::string_view message, std::initializer_list<LogAttr> extra) const noexcept {
     try {
@@ -95,6 +101,20 @@ void LockImpl::observe_hold(double seconds) const noexcept {
     }
 }
 
+void LockImpl::session_changed(int lock_pid, int pid) const noexcept {
+    if (metrics) {
+        try {
+            metrics->count_session_changed();
+        } catch (...) {
+        }
+    }
+    // Pids are unknown (0) when a statement failed because the backend changed under it; the
+    // acquire failure logs its own warning then.
+    if (lock_pid != 0 && logs(LogLevel::warn)) {
+        log(LogLevel::warn, "lock: session changed", {{"lock_pid", std::to_string(lock_pid)}, {"pid", std::to_string(pid)}});
+    }
+}
+
 }  // namespace detail
 
 namespace {
@@ -119,7 +139,7 @@ Error interrupted(Interrupt why) {
         throw e;
     }
     if (impl.logs(LogLevel::warn)) impl.log(LogLevel::warn, "lock: acquire failed", {{"err", e.what()}});
-    if (e.code() == Errc::on_standby || e.code() == Errc::acquire_failed) throw e;
+    if (e.code() == Errc::on_standby || e.code() == Errc::acquire_failed || e.code() == Errc::session_changed) throw e;
     throw Error(Errc::acquire_failed, e.what(), e.sqlstate());  // keeps the cause: "connection_failed: ..."
 }
 
@@ -157,22 +177,71 @@ void undo_possible_grant(const detail::LockImpl& impl, Session& session, const c
     detail::SessionOps::close(session);
 }
 
+// What a lock statement reported: granted (always true for the waiting form) and the backend
+// that ran it.
+struct Granted {
+    bool granted = false;
+    int pid = 0;
+};
+
+// 26000 on a statement this session prepared: the server that runs it has never seen the PREPARE,
+// so consecutive statements of this connection reach different backends.
+Error vanished_statement(const char* name, const Error& cause) {
+    return Error(Errc::session_changed,
+                 std::string("prepared statement ") + name +
+                     " vanished between two statements of one connection: a transaction-mode pooler (such as "
+                     "PgBouncer with pool_mode=transaction) hands this connection's statements to different server "
+                     "backends, and session-level advisory locks cannot work through it; connect to PostgreSQL "
+                     "directly or use pool_mode=session (PoolOptions::refuse_transaction_pooler checks for this "
+                     "when connecting). Server said: " + cause.detail(),
+                 cause.sqlstate());
+}
+
 // Runs a lock statement. On an interrupted wait, a session-level grant that won the race against
 // the cancel is undone before the interruption is reported, so nothing stays granted behind the
 // caller's back. (A transaction-level one goes with the transaction the caller must end.)
 // With holder identity, `app` is the application_name to set once granted and `restore` the one
 // the session had before.
-bool run_lock_statement(const detail::LockImpl& impl, Session& session, const char* name, const char* sql,
-                        bool returns_bool, Scope scope, const Context& ctx, const char* app = nullptr,
-                        const char* restore = nullptr) {
+Granted run_lock_statement(const detail::LockImpl& impl, Session& session, const char* name, const char* sql,
+                           bool returns_bool, Scope scope, const Context& ctx, const char* app = nullptr,
+                           const char* restore = nullptr) {
     detail::SessionOps::prepare(session, name, sql, app ? 2 : 1, nullptr, ctx);
     detail::Attempt attempt = detail::SessionOps::run_prepared(session, name, impl.key, app, ctx);
     if (attempt.interrupt != Interrupt::none) {
         if (scope == Scope::session) undo_possible_grant(impl, session, restore);
         throw interrupted(attempt.interrupt);
     }
-    Result res = detail::SessionOps::finish(session, std::move(attempt));
-    return !returns_bool || res.get_bool(0, 0);
+    try {
+        Result res = detail::SessionOps::finish(session, std::move(attempt));
+        return {!returns_bool || res.get_bool(0, 0), detail::statement_pid(res)};
+    } catch (const Error& e) {
+        if (e.sqlstate() == "26000") throw vanished_statement(name, e);
+        throw;
+    }
+}
+
+// The pause before the next try of AcquireStrategy::poll; `ceiling` doubles up to the cap.
+Clock::duration next_pause(std::chrono::milliseconds& ceiling, const PollBackoff& backoff) {
+    thread_local std::minstd_rand rng{std::random_device{}()};
+    const auto cap = std::max(backoff.max, std::chrono::milliseconds(1));
+    const auto d = std::clamp(ceiling, std::chrono::milliseconds(1), cap);
+    ceiling = std::min(cap, d * 2);
+    std::uniform_int_distribution<long long> jitter(d.count() * 500, d.count() * 1000);  // microseconds
+    return std::chrono::microseconds(jitter(rng));
+}
+
+// Sleeps until `until`, or until the context's stop or deadline (then throws as a cancelled wait).
+// No statement runs meanwhile: the pooled session stays idle, outside any transaction.
+void pause(Clock::time_point until, const Context& ctx) {
+    if (ctx.deadline && *ctx.deadline <= until) until = *ctx.deadline;
+    std::mutex mutex;
+    std::condition_variable_any cv;
+    std::unique_lock lock(mutex);
+    cv.wait_until(lock, ctx.stop, until, [] { return false; });
+    if (ctx.stop.stop_requested()) throw Error(Errc::canceled, "canceled while polling for the lock");
+    if (ctx.deadline && Clock::now() >= *ctx.deadline) {
+        throw Error(Errc::deadline_exceeded, "deadline exceeded while polling for the lock");
+    }
 }
 
 std::optional<Guard> take(const std::shared_ptr<Impl>& impl, bool wait, const Context& ctx);
@@ -185,6 +254,7 @@ Lock::Lock(Pool* pool, std::string name, LockOptions options) {
     impl_ = std::make_shared<detail::LockImpl>();
     impl_->pool = pool;
     impl_->key = key_of(name);
+    if (options.refuse_key_collision) KeyRegistry::process().claim(name, impl_->key);
     impl_->name = std::move(name);
     impl_->options = std::move(options);
     impl_->names_holder = pool->options().show_in_application_name && impl_->options.show_in_application_name;
@@ -206,9 +276,22 @@ Mode Lock::mode() const noexcept { return impl_->options.mode; }
 
 namespace {
 
+// AcquireStrategy::poll: tries on one pooled session until granted; between tries the session
+// is idle, so it holds no snapshot and pins no xmin.
+Granted poll_until_granted(const detail::LockImpl& impl, Session& session, const Context& ctx, const char* app,
+                           const char* restore) {
+    const auto& st = detail::statements_of(impl);
+    std::chrono::milliseconds ceiling = impl.options.poll.initial;
+    for (;;) {
+        Granted g = run_lock_statement(impl, session, st.try_name, st.try_sql, true, Scope::session, ctx, app, restore);
+        if (g.granted) return g;
+        pause(Clock::now() + next_pause(ceiling, impl.options.poll), ctx);
+    }
+}
+
 std::optional<Guard> take(const std::shared_ptr<Impl>& impl, bool wait, const Context& ctx) {
     PooledSession session;
-    bool granted = false;
+    Granted got;
     std::string restore, named;  // application_names: the session's own, and the one naming the lock
     try {
         session = impl->pool->acquire(ctx);
@@ -220,19 +303,24 @@ std::optional<Guard> take(const std::shared_ptr<Impl>& impl, bool wait, const Co
         }
         const char* app = impl->names_holder ? named.c_str() : nullptr;
         const char* before = impl->names_holder ? restore.c_str() : nullptr;
-        granted = wait ? run_lock_statement(*impl, *session, st.lock_name, st.lock_sql, false, Scope::session, ctx, app, before)
-                       : run_lock_statement(*impl, *session, st.try_name, st.try_sql, true, Scope::session, ctx, app, before);
+        if (!wait) got = run_lock_statement(*impl, *session, st.try_name, st.try_sql, true, Scope::session, ctx, app, before);
+        else if (impl->options.strategy == AcquireStrategy::poll) got = poll_until_granted(*impl, *session, ctx, app, before);
+        else got = run_lock_statement(*impl, *session, st.lock_name, st.lock_sql, false, Scope::session, ctx, app, before);
     } catch (const Error& e) {
+        if (e.code() == Errc::session_changed) {
+            session.discard();  // its record of prepared statements is wrong for whatever backend comes next
+            impl->session_changed(0, 0);
+        }
         fail(*impl, e);
     } catch (const std::exception& e) {
         fail(*impl, Error(Errc::acquire_failed, e.what()));
     }
-    if (!granted) {
+    if (!got.granted) {
         impl->count(Outcome::contended);
         if (impl->logs(LogLevel::debug)) impl->log(LogLevel::debug, "lock: contended");
         return std::nullopt;
     }
-    auto held = std::make_shared<detail::Held>(impl, std::move(session), std::move(restore));
+    auto held = std::make_shared<detail::Held>(impl, std::move(session), got.pid, std::move(restore));
     detail::Watcher::instance().watch_later(held);
     impl->count(Outcome::acquired);
     if (impl->logs(LogLevel::debug)) impl->log(LogLevel::debug, "lock: acquired");
@@ -259,7 +347,7 @@ bool Lock::try_acquire_xact(Transaction* tx, const Context& ctx) {
                                                       detail::current_application_name(tx->session()), impl_->name);
         }
         granted = run_lock_statement(*impl_, tx->session(), st.xact_name, st.xact_sql, true, Scope::transaction, ctx,
-                                     impl_->names_holder ? named.c_str() : nullptr);
+                                     impl_->names_holder ? named.c_str() : nullptr).granted;
     } catch (const Error& e) {
         fail(*impl_, e);
     } catch (const std::exception& e) {

@@ -27,9 +27,16 @@ struct LockImpl {
     void log(LogLevel level, std::string_view message, std::initializer_list<LogAttr> extra = {}) const noexcept;
     void count(Outcome outcome) const noexcept;
     void observe_hold(double seconds) const noexcept;
+    // Errc::session_changed seen: metric and warn "lock: session changed" with both pids.
+    void session_changed(int lock_pid, int pid) const noexcept;
 };
 
-// Prepared statement names and texts of the lock statements, per mode.
+// Column 1 of every lock statement's row: pg_backend_pid() of the backend that ran it. Compared
+// across statements it shows a transaction-mode pooler, at no extra round trip.
+int statement_pid(const Result& res);
+
+// Prepared statement names and texts of the lock statements, per mode. Each returns one row:
+// the lock function's result, then pg_backend_pid().
 struct Statements {
     const char* try_name;
     const char* try_sql;

@@ -133,7 +133,11 @@ Snapshot poll(Session& session, const Context& ctx) {
             if (granted) {
                 entry.holders.push_back({pid, shared});
             } else {
-                entry.waiters.push_back({pid, shared, wait_start, blocked_by});
+                Waiter& w = entry.waiters.emplace_back();
+                w.pid = pid;
+                w.shared = shared;
+                w.wait_start = wait_start;
+                w.blocked_by = blocked_by;
             }
         }
         // A session with locks in more than one mode has more than one row: the first one says it.
@@ -157,6 +161,12 @@ Snapshot poll(Session& session, const Context& ctx) {
     }
     snap.locks.reserve(locks.size());
     for (auto& [id, entry] : locks) {
+        for (Waiter& w : entry.waiters) {
+            if (auto b = snap.backends.find(w.pid); b != snap.backends.end() && b->second.backend_xmin_age) {
+                w.xmin_age = b->second.backend_xmin_age;
+                w.xmin_since = b->second.xact_start;
+            }
+        }
         std::sort(entry.holders.begin(), entry.holders.end(), [](const Holder& a, const Holder& b) { return a.pid < b.pid; });
         std::stable_sort(entry.waiters.begin(), entry.waiters.end(), [](const Waiter& a, const Waiter& b) {
             return a.wait_start.value_or(0) < b.wait_start.value_or(0);

@@ -90,6 +90,27 @@ Pool::Pool(std::string conninfo, PoolOptions options) : shared_(std::make_shared
 
 Pool::~Pool() = default;
 
+namespace {
+
+// See PoolOptions::refuse_transaction_pooler. Plain statements, not prepared ones: behind such a
+// pooler a prepared statement would fail with a confusing "does not exist" before this could
+// explain why.
+void refuse_transaction_pooler(Session& session, const Context& ctx) {
+    const auto pid = [&] { return static_cast<int>(session.exec("SELECT pg_backend_pid()", {}, ctx).get_int64(0, 0)); };
+    const int first = pid();
+    for (int probe = 0; probe < 2; ++probe) {
+        if (const int next = pid(); next != first) {
+            throw Error(Errc::session_changed,
+                        "refusing to work behind a transaction-mode pooler: two consecutive statements on one "
+                        "connection ran on backends " + std::to_string(first) + " and " + std::to_string(next) +
+                            ", so session-level advisory locks would stay behind on a backend serving someone "
+                            "else; connect to PostgreSQL directly or use pool_mode=session");
+        }
+    }
+}
+
+}  // namespace
+
 PooledSession Pool::acquire(const Context& ctx) {
     auto& s = *shared_;
     for (;;) {
@@ -127,6 +148,7 @@ PooledSession Pool::acquire(const Context& ctx) {
         try {
             Session session = detail::SessionOps::connect(s.conninfo, ctx, s.options.connect_timeout, s.options.overrides,
                                                           s.keepalive_keywords);
+            if (s.options.refuse_transaction_pooler) refuse_transaction_pooler(session, ctx);
             return PooledSession(shared_, std::move(session));
         } catch (...) {
             s.forget_one();

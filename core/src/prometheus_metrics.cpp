@@ -1,4 +1,5 @@
 #include <prometheus/counter.h>
+#include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
@@ -8,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "pglock/key.hpp"
 #include "pglock/prometheus.hpp"
 
 namespace pglock {
@@ -18,9 +20,10 @@ class PrometheusMetrics;
 class PrometheusLockMetrics final : public LockMetrics {
 public:
     PrometheusLockMetrics(std::shared_ptr<PrometheusMetrics> owner, std::string name, prometheus::Counter& acquired,
-                          prometheus::Counter& contended, prometheus::Counter& error, prometheus::Histogram& hold)
+                          prometheus::Counter& contended, prometheus::Counter& error, prometheus::Histogram& hold,
+                          prometheus::Counter& session_changes)
         : owner_(std::move(owner)), name_(std::move(name)), acquired_(acquired), contended_(contended), error_(error),
-          hold_(hold) {}
+          hold_(hold), session_changes_(session_changes) {}
     ~PrometheusLockMetrics() override;
 
     void count_acquire(Outcome outcome) override {
@@ -31,6 +34,7 @@ public:
         }
     }
     void observe_hold(double seconds) override { hold_.Observe(seconds); }
+    void count_session_changed() override { session_changes_.Increment(); }
 
 private:
     std::shared_ptr<PrometheusMetrics> owner_;
@@ -39,6 +43,7 @@ private:
     prometheus::Counter& contended_;
     prometheus::Counter& error_;
     prometheus::Histogram& hold_;
+    prometheus::Counter& session_changes_;
 };
 
 class PrometheusMetrics final : public Metrics, public std::enable_shared_from_this<PrometheusMetrics> {
@@ -52,7 +57,21 @@ public:
           holds_(prometheus::BuildHistogram()
                      .Name("lock_hold_duration_seconds")
                      .Help("How long advisory locks were held, from acquisition to release.")
-                     .Register(*registry_)) {}
+                     .Register(*registry_)),
+          session_changes_(prometheus::BuildCounter()
+                               .Name("lock_session_changes_total")
+                               .Help("Lock statements that ran on a different server backend than the lock "
+                                     "(a transaction-mode pooler in between).")
+                               .Register(*registry_)) {
+        // Which name-to-key derivation this process uses, so that dashboards can spot a fleet
+        // whose services disagree (they would not contend for the same locks).
+        prometheus::BuildGauge()
+            .Name("pglock_key_scheme_info")
+            .Help("The key scheme of this library: version 1 is SHA-256 of the name, first 8 bytes big-endian.")
+            .Register(*registry_)
+            .Add({{"version", std::to_string(key_scheme_version)}, {"scheme", std::string(key_scheme_name)}})
+            .Set(1);
+    }
 
     std::unique_ptr<LockMetrics> register_lock(std::string_view name) override {
         std::string key(name);
@@ -70,8 +89,9 @@ public:
         auto& error = acquires_.Add({{"name", key}, {"outcome", "error"}});
         auto& hold = holds_.Add({{"name", key}},
                                 prometheus::Histogram::BucketBoundaries(std::begin(hold_buckets), std::end(hold_buckets)));
+        auto& session_changes = session_changes_.Add({{"name", key}});
         return std::make_unique<PrometheusLockMetrics>(shared_from_this(), std::move(key), acquired, contended, error,
-                                                       hold);
+                                                       hold, session_changes);
     }
 
     void forget(const std::string& name) {
@@ -83,6 +103,7 @@ private:
     std::shared_ptr<prometheus::Registry> registry_;
     prometheus::Family<prometheus::Counter>& acquires_;
     prometheus::Family<prometheus::Histogram>& holds_;
+    prometheus::Family<prometheus::Counter>& session_changes_;
     std::mutex mutex_;
     std::set<std::string> names_;
 };

@@ -48,6 +48,9 @@ private slots:
         QCOMPARE(o.value("classid").toInteger(), qint64(vector_classid));
         QCOMPARE(o.value("objid").toInteger(), qint64(vector_objid));
         QVERIFY(!o.contains("name_hex"));  // only for names that are not UTF-8
+        // The derivation is stated: 1 is the Go package's SHA-256 scheme (pglock::key_scheme_version).
+        QCOMPARE(o.value("key_scheme").toInt(), 1);
+        QCOMPARE(doc.array().at(1).toObject().value("key_scheme").toInt(), 1);
         // All 19 digits are written, whatever a consumer's number type can hold.
         QVERIFY(r.out.contains("\"key\":-7132652647757890940"));
         QCOMPARE(doc.array().at(1).toObject().value("name").toString(), QString("a\"quote"));

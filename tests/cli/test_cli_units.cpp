@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 
+#include "catalog_file.hpp"
 #include "pglock/error.hpp"
+#include "pglock/key.hpp"
 #include "pglock_cli/connection.hpp"
 #include "pglock_cli/duration.hpp"
 #include "pglock_cli/text.hpp"
@@ -96,6 +98,25 @@ private slots:
             QVERIFY(e.code() == pglock::Errc::connection_failed);
             QVERIFY2(std::string(e.what()).find("missing \"=\"") != std::string::npos, e.what());
         }
+    }
+
+    // A catalog whose names share a key warns once per key. Real names do not collide, so the
+    // pairs are given with their keys.
+    void catalog_collisions_warn() {
+        using pglock::cli::Catalog;
+        const Catalog injected(std::vector<pglock::NamedKey>{{"a.job", 42}, {"b.job", 42}, {"c.job", 7}, {"a.job", 42}});
+        QCOMPARE(injected.size(), std::size_t(3));
+        QCOMPARE(injected.collisions().size(), std::size_t(1));
+        QVERIFY(injected.find(42) && *injected.find(42) == "a.job");  // the first name still wins
+        const auto lines = pglock::cli::collision_warnings(injected, "names.txt");
+        QCOMPARE(lines.size(), std::size_t(1));
+        QCOMPARE(QString::fromStdString(lines[0]),
+                 QStringLiteral("pglock: warning: catalog names.txt: key 42 is shared by \"a.job\" and \"b.job\": "
+                                "they take the same lock"));
+        const Catalog real(std::vector<std::string>{"orders.daily-rollup", "session.warmup"});
+        QVERIFY(real.collisions().empty());
+        QVERIFY(pglock::cli::collision_warnings(real, "x").empty());
+        QVERIFY(real.find(pglock::key_of("session.warmup")));
     }
 };
 

@@ -15,6 +15,8 @@
 #include "pglock/conninfo.hpp"
 #include "pglock/error.hpp"
 #include "pglock/key.hpp"
+#include "pglock/key_collision.hpp"
+#include "pglock/lock.hpp"
 #include "pglock/observe.hpp"
 
 using pglock::Errc;
@@ -195,6 +197,8 @@ private slots:
         QTest::newRow("on_standby") << int(Errc::on_standby) << "lock_on_standby";
         QTest::newRow("connection_failed") << int(Errc::connection_failed) << "connection_failed";
         QTest::newRow("query_failed") << int(Errc::query_failed) << "query_failed";
+        QTest::newRow("session_changed") << int(Errc::session_changed) << "lock_session_changed";
+        QTest::newRow("key_collision") << int(Errc::key_collision) << "lock_key_collision";
     }
 
     void code_strings() {
@@ -246,6 +250,65 @@ private slots:
         const double expected[] = {0.001, 0.005, 0.025, 0.1, 0.5, 1, 5, 30, 120, 600};
         QCOMPARE(std::size(pglock::hold_buckets), std::size(expected));
         for (std::size_t i = 0; i < std::size(expected); ++i) QCOMPARE(pglock::hold_buckets[i], expected[i]);
+    }
+
+    // The scheme is stated in the API, and v1 is the one key_of implements (the Go package's).
+    void key_scheme_is_v1() {
+        static_assert(pglock::key_scheme == pglock::KeyScheme::v1);
+        static_assert(pglock::key_scheme_version == 1);
+        QCOMPARE(pgt::qba(std::string(pglock::key_scheme_name)), QByteArray("sha256-be64"));
+        QCOMPARE(pglock::key_of("orders.daily-rollup"), std::int64_t(-7132652647757890940));
+    }
+
+    // The collision check over (name, key) pairs. SHA-256 will not give two names one key on
+    // demand, so the pairs are made up: that is what the check is for.
+    void collisions_over_injected_pairs() {
+        const std::vector<pglock::NamedKey> pairs{
+            {"b.job", 42}, {"a.job", 42}, {"solo", 7}, {"a.job", 42}, {"x", -1}, {"y", -1}, {"z", -1}, {"w", 8},
+        };
+        const auto found = pglock::find_key_collisions(pairs);
+        QCOMPARE(found.size(), std::size_t(2));
+        QCOMPARE(found[0], (pglock::KeyCollision{-1, {"x", "y", "z"}}));
+        QCOMPARE(found[1], (pglock::KeyCollision{42, {"a.job", "b.job"}}));  // a repeat of one name is not one
+        QCOMPARE(pglock::describe(found[1]),
+                 std::string("key 42 is shared by \"a.job\" and \"b.job\": they take the same lock"));
+        QCOMPARE(pglock::describe(found[0]),
+                 std::string("key -1 is shared by \"x\", \"y\" and \"z\": they take the same lock"));
+        // Real names with their real keys: nothing.
+        const std::vector<pglock::NamedKey> real{{"a", pglock::key_of("a")}, {"b", pglock::key_of("b")}};
+        QVERIFY(pglock::find_key_collisions(real).empty());
+        QVERIFY(pglock::find_key_collisions({}).empty());
+    }
+
+    void registry_refuses_a_second_name() {
+        pglock::KeyRegistry reg;
+        reg.claim("first", 99);
+        reg.claim("first", 99);  // the same name again is fine
+        const auto err = pgt::catch_error([&] { reg.claim("second", 99); });
+        QVERIFY(err.has_value());
+        QCOMPARE(err->code(), Errc::key_collision);
+        QVERIFY2(std::string(err->what()).find("\"first\" and \"second\"") != std::string::npos, err->what());
+        QCOMPARE(reg.name_of(99), std::optional<std::string>("first"));
+        QCOMPARE(reg.size(), std::size_t(1));
+    }
+
+    // LockOptions::refuse_key_collision uses the process registry; another name is made to claim
+    // this name's key first (the injection), and building the Lock then throws. No server needed:
+    // a Lock connects only when used.
+    void lock_opted_in_refuses_a_colliding_name() {
+        pglock::Pool pool("host=/nonexistent");
+        const std::string name = "pglock.test.registry.victim";
+        pglock::KeyRegistry::process().claim("pglock.test.registry.impostor", pglock::key_of(name));
+        const auto err = pgt::catch_error([&] { pglock::Lock lock(pool, name, {.refuse_key_collision = true}); });
+        QVERIFY(err.has_value());
+        QCOMPARE(err->code(), Errc::key_collision);
+        // Without the opt-in nothing is checked (the default costs nothing).
+        pglock::Lock unchecked(pool, name);
+        QCOMPARE(unchecked.key(), pglock::key_of(name));
+        // A name with its own key registers and may be built again and again.
+        pglock::Lock a(pool, "pglock.test.registry.fine", {.refuse_key_collision = true});
+        pglock::Lock b(pool, "pglock.test.registry.fine", {.refuse_key_collision = true});
+        QCOMPARE(pglock::KeyRegistry::process().name_of(a.key()), std::optional<std::string>("pglock.test.registry.fine"));
     }
 
     // Labels for titles and history file names never carry the password, in either syntax.

@@ -400,6 +400,45 @@ private slots:
         QVERIFY(f.model.flags(f.model.index(0, 0, lock)) & Qt::ItemNeverHasChildren);
     }
 
+    // A waiter whose snapshot pins the xmin horizon (a pg_advisory_lock wait) is flagged past the
+    // threshold; a waiter without one (AcquireStrategy::poll between tries) is not.
+    void waiter_pinning_xmin_is_flagged() {
+        Fixture f;
+        f.world.add(1, {101}, {201, 202});
+        Waiter& queued = f.world.lock(1).waiters[0];
+        queued.wait_start = f.world.now + 1 - 45;  // poll() advances 1 s
+        queued.xmin_age = 1234;
+        queued.xmin_since = f.world.now + 1 - 45;
+        f.world.lock(1).waiters[1].wait_start = f.world.now + 1 - 45;
+        f.poll();
+        const QModelIndex lock = f.lockIndex(1);
+        QCOMPARE(f.waiterCell(1, 0, LocksModel::HeldFor), QStringLiteral("waiting 45.0 s, pins xmin for 45.0 s"));
+        QCOMPARE(f.waiterCell(1, 1, LocksModel::HeldFor), QStringLiteral("waiting 45.0 s"));
+        const QModelIndex pinned = f.model.index(0, LocksModel::HeldFor, lock);
+        const QModelIndex clean = f.model.index(1, LocksModel::HeldFor, lock);
+        QVERIFY(qAbs(pinned.data(LocksModel::PinsXminSecondsRole).toDouble() - 45.0) < 0.5);
+        QVERIFY(!clean.data(LocksModel::PinsXminSecondsRole).isValid());
+        QVERIFY(pinned.data(Qt::BackgroundRole).isValid());
+        QVERIFY(!clean.data(Qt::BackgroundRole).isValid());
+        QVERIFY(pinned.data(Qt::ToolTipRole).toString().contains(QStringLiteral("backend_xmin, 1234 transactions old")));
+
+        // Under the threshold the role still tells, the cell does not shout.
+        f.rec.take();
+        f.model.setXminPinThreshold(60);
+        QCOMPARE(f.rec.take(), QStringList{QStringLiteral("~ K1/w201 K1/w202 HeldFor")});
+        QCOMPARE(f.waiterCell(1, 0, LocksModel::HeldFor), QStringLiteral("waiting 45.0 s"));
+        QVERIFY(!pinned.data(Qt::BackgroundRole).isValid());
+        QVERIFY(pinned.data(LocksModel::PinsXminSecondsRole).isValid());
+
+        // The second waiter starts to pin xmin (it began a transaction): its cell changes.
+        f.model.setXminPinThreshold(10);
+        f.rec.take();
+        f.world.lock(1).waiters[1].xmin_age = 3;
+        f.world.lock(1).waiters[1].xmin_since = f.world.now + 1 - 20;
+        QCOMPARE(f.poll(), QStringList{QStringLiteral("~ K1/w202 HeldFor")});
+        QCOMPARE(f.waiterCell(1, 1, LocksModel::HeldFor), QStringLiteral("waiting 46.0 s, pins xmin for 20.0 s"));
+    }
+
     void persistent_indexes_survive_polls() {
         Fixture f;
         for (int k : {10, 20, 30}) f.world.add(k, {100 + k});

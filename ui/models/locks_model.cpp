@@ -442,7 +442,9 @@ void LocksModel::mergeWaiters(int lockRow, const std::vector<WaiterRow>& next) {
             unsigned mask = 0;
             if (a.waiter->shared != b.waiter->shared) mask |= bit(Mode);
             if (a.waiter->blocked_by != b.waiter->blocked_by) mask |= bit(Holders);
-            if (a.waiter->wait_start != b.waiter->wait_start) mask |= bit(HeldFor);
+            if (a.waiter->wait_start != b.waiter->wait_start || a.waiter->xmin_since != b.waiter->xmin_since ||
+                a.waiter->xmin_age != b.waiter->xmin_age)
+                mask |= bit(HeldFor);
             const auto field = [](const Backend* be, auto member) { return be ? std::string_view(be->*member) : std::string_view(); };
             if (field(a.backend, &Backend::query) != field(b.backend, &Backend::query)) {
                 mask |= kAllColumns;  // the query is every cell's tooltip
@@ -538,6 +540,16 @@ void LocksModel::setOwnPids(QSet<int> pids) {
         if (!kids.empty()) emitRowChanges(index(r, 0), kids);
     }
     emitRowChanges({}, changes);
+}
+
+void LocksModel::setXminPinThreshold(double seconds) {
+    xminThreshold_ = seconds;
+    for (int r = 0; r < lockCount(); ++r) {
+        const auto n = static_cast<int>(lockAt(r).waiters.size());
+        if (n == 0) continue;
+        const QModelIndex parent = index(r, 0);
+        emit dataChanged(index(0, HeldFor, parent), index(n - 1, HeldFor, parent));
+    }
 }
 
 void LocksModel::setIdleInTransactionThreshold(double seconds) {
@@ -879,6 +891,16 @@ QVariant LocksModel::waiterData(const LockRow& lock, const WaiterRow& w, int col
         if (!wt.wait_start) return std::nullopt;  // PostgreSQL before 14 has no waitstart
         return std::max(0.0, now() - *wt.wait_start);
     };
+    const auto pinsXmin = [&]() -> std::optional<double> {
+        const auto since = pglock::monitor::xmin_pinned_seconds(wt, lock.snap->server_now);
+        if (!since) return std::nullopt;
+        // Moved on by the time since the poll, like the wait itself.
+        return *since + std::max(0.0, now() - lock.snap->server_now);
+    };
+    const bool pinHighlight = [&] {
+        const auto pinned = pinsXmin();
+        return pinned && *pinned >= xminThreshold_;
+    }();
     const auto display = [&]() -> QString {
         switch (static_cast<Column>(column)) {
         case Name: return tr("waiting: pid %1").arg(w.pid);
@@ -890,7 +912,10 @@ QVariant LocksModel::waiterData(const LockRow& lock, const WaiterRow& w, int col
         case Client: return qs(clientOf(b));
         case HeldFor: {
             const auto secs = waited();
-            return secs ? tr("waiting %1").arg(formatDuration(*secs)) : tr("waiting");
+            QString text = secs ? tr("waiting %1").arg(formatDuration(*secs)) : tr("waiting");
+            if (const auto pinned = pinsXmin(); pinned && *pinned >= xminThreshold_)
+                text += tr(", pins xmin for %1").arg(formatDuration(*pinned));
+            return text;
         }
         case Key:
         case Waiters:
@@ -901,7 +926,19 @@ QVariant LocksModel::waiterData(const LockRow& lock, const WaiterRow& w, int col
 
     switch (role) {
     case Qt::DisplayRole: return display();
-    case Qt::ToolTipRole: return b && !b->query.empty() ? QVariant(elide(b->query)) : QVariant();
+    case Qt::ToolTipRole:
+        if (column == HeldFor && wt.xmin_age) {
+            return tr("This waiter's snapshot (backend_xmin, %n transactions old) holds back VACUUM and CREATE INDEX "
+                      "CONCURRENTLY while it waits. pglock's poll strategy waits without one.",
+                      nullptr, static_cast<int>(std::min<std::int64_t>(*wt.xmin_age, INT32_MAX)));
+        }
+        return b && !b->query.empty() ? QVariant(elide(b->query)) : QVariant();
+    case Qt::BackgroundRole: return pinHighlight && column == HeldFor ? QVariant(QColor(255, 213, 128)) : QVariant();
+    case Qt::ForegroundRole: return pinHighlight && column == HeldFor ? QVariant(QColor(Qt::black)) : QVariant();
+    case PinsXminSecondsRole: {
+        const auto pinned = pinsXmin();
+        return pinned ? QVariant(*pinned) : QVariant();
+    }
     case Qt::FontRole:
         if (ownPids_.contains(w.pid)) {
             QFont font;

@@ -46,7 +46,8 @@ public:
         Application,
         User,
         Client,       // client_addr, or "local" for a unix-socket session; "(hostname)" after it
-        HeldFor,      // since the oldest holder's hold started; waiters: "waiting 3.1 s"
+        HeldFor,      // since the oldest holder's hold started; waiters: "waiting 3.1 s", plus
+                      // ", pins xmin for 45.0 s" past xminPinThreshold()
         Waiters,      // number of waiting sessions
         ColumnCount
     };
@@ -66,6 +67,9 @@ public:
         NameSourceRole,              // QString: "catalog", "holder" (verified by its hash), "holder prefix"
                                      // (a cut name: not verified) or "" (unknown)
         HolderNameRole,              // QByteArray: the name (or prefix) read from a holder; invalid if none
+        // double: waiter rows whose backend_xmin is set, for how long they have pinned the xmin
+        // horizon (see monitor::Waiter::xmin_since); else invalid
+        PinsXminSecondsRole,
     };
     Q_ENUM(Role)
 
@@ -93,6 +97,11 @@ public:
     // Holders idle in transaction longer than this are highlighted (default 30 s).
     void setIdleInTransactionThreshold(double seconds);
     double idleInTransactionThreshold() const { return idleThreshold_; }
+    // Waiters whose snapshot has pinned the xmin horizon longer than this (default 10 s) say
+    // "pins xmin for N s" in their Held-for cell and are highlighted: a pg_advisory_lock waiter
+    // keeps VACUUM from cleaning up after anything newer than its snapshot.
+    void setXminPinThreshold(double seconds);
+    double xminPinThreshold() const { return xminThreshold_; }
 
     std::shared_ptr<const pglock::monitor::Snapshot> snapshot() const { return snapshot_; }
     // The top-level index of a lock, invalid when it is not in the model.
@@ -177,6 +186,7 @@ private:
     HeldSinceProvider heldSince_;
     QSet<int> ownPids_;
     double idleThreshold_ = 30.0;
+    double xminThreshold_ = 10.0;
 };
 
 }  // namespace lockscope

@@ -278,6 +278,12 @@ std::vector<CatalogEntry> CatalogStore::entries() const {
     return out;
 }
 
+std::vector<pglock::KeyCollision> CatalogStore::collisions() const {
+    std::vector<pglock::NamedKey> pairs;
+    for (const CatalogEntry& e : entries()) pairs.push_back({e.name.toStdString(), e.key});
+    return pglock::find_key_collisions(pairs);
+}
+
 std::optional<CatalogEntry> CatalogStore::entry(const QByteArray& name) const {
     if (!open_) return std::nullopt;
     QSqlQuery q(QSqlDatabase::database(connection_, false));

@@ -28,6 +28,7 @@
 #include <optional>
 #include <vector>
 
+#include "pglock/key_collision.hpp"
 #include "stores/name_import.hpp"
 #include "stores/source_scanner.hpp"
 
@@ -96,6 +97,9 @@ public:
     // Every catalogued name with this key, ordered. More than one is a key collision (two names
     // that would share one advisory lock), which the UI warns about.
     QList<QByteArray> namesForKey(qint64 key) const;
+    // Every key that two or more catalogued names share, over the stored (name, key) pairs
+    // (pglock::find_key_collisions), ordered by key. The UI shows each as a warning.
+    std::vector<pglock::KeyCollision> collisions() const;
     bool contains(const QByteArray& name) const;
     int count() const;
 

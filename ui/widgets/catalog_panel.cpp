@@ -8,6 +8,7 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSet>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -35,6 +36,12 @@ CatalogPanel::CatalogPanel(CatalogStore& store, QWidget* parent) : QWidget(paren
     filter_->setPlaceholderText(tr("Filter names"));
     filter_->setClearButtonEnabled(true);
     layout->addWidget(filter_);
+    collisionWarning_ = new QLabel(this);
+    collisionWarning_->setObjectName(QStringLiteral("catalogCollisionWarning"));
+    collisionWarning_->setWordWrap(true);
+    collisionWarning_->setStyleSheet(QStringLiteral("color: #b00020; font-weight: bold;"));
+    collisionWarning_->hide();
+    layout->addWidget(collisionWarning_);
     table_ = new QTableWidget(0, 3, this);
     table_->setObjectName(QStringLiteral("catalogTable"));
     table_->setHorizontalHeaderLabels({tr("Name"), tr("Key"), tr("Note")});
@@ -84,6 +91,19 @@ void CatalogPanel::reload() {
     const QString needle = filter_->text();
     table_->setSortingEnabled(false);
     table_->setRowCount(0);
+    // Two names with one key take the same advisory lock: unrelated jobs would block or skip
+    // each other. Say so above the list, whatever the filter shows.
+    const std::vector<pglock::KeyCollision> collisions = store_.collisions();
+    QSet<qint64> collidingKeys;
+    QStringList lines;
+    for (const pglock::KeyCollision& c : collisions) {
+        collidingKeys.insert(c.key);
+        QStringList names;
+        for (const std::string& n : c.names) names << display(QByteArray::fromStdString(n));
+        lines << tr("Names %1 share key %2: they take the same lock.").arg(names.join(QStringLiteral(", "))).arg(c.key);
+    }
+    collisionWarning_->setText(lines.join(QLatin1Char('\n')));
+    collisionWarning_->setVisible(!lines.isEmpty());
     for (const CatalogEntry& e : store_.entries()) {
         const QString name = display(e.name);
         if (!needle.isEmpty() && !name.contains(needle, Qt::CaseInsensitive)) continue;
@@ -94,7 +114,7 @@ void CatalogPanel::reload() {
         table_->setItem(row, 0, nameItem);
         table_->setItem(row, 1, new QTableWidgetItem(QString::number(e.key)));
         table_->setItem(row, 2, new QTableWidgetItem(e.note));
-        if (store_.namesForKey(e.key).size() > 1) {
+        if (collidingKeys.contains(e.key)) {
             nameItem->setToolTip(tr("Another name in the catalog has the same key: they would share one lock."));
             nameItem->setForeground(QColor(0xb0, 0x00, 0x20));
         }

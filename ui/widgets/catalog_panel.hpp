@@ -39,6 +39,7 @@ private:
     QLineEdit* filter_;
     QTableWidget* table_;
     QLabel* status_;
+    QLabel* collisionWarning_;  // shown while two names in the catalog share a key
     QFutureWatcher<scan::TreeScan> scanWatcher_;
 };
 

@@ -21,6 +21,11 @@ enum class Errc {
     on_standby,          // "lock_on_standby": the server is in recovery; its advisory locks are local
     connection_failed,   // "connection_failed": could not open or keep a libpq connection
     query_failed,        // "query_failed": a statement failed on the server
+    // "lock_session_changed": the lock's statements ran on different server backends (a
+    // transaction-mode pooler such as PgBouncer pool_mode=transaction sits in between), so a
+    // session-level lock cannot be trusted; the message names the backends involved.
+    session_changed,
+    key_collision,       // "lock_key_collision": another name already uses this key in the process
 };
 
 // The stable string form of a code, e.g. "lock_acquire_failed".

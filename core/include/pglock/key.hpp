@@ -7,6 +7,19 @@
 
 namespace pglock {
 
+// How names become keys. Each scheme is frozen: changing the derivation would make two builds of
+// one service take different locks for the same name, so a new derivation would be a new
+// version, never an edit of an old one. Shown in `pglock key --json` ("key_scheme") and in the
+// pglock_key_scheme_info metric so that mixed deployments can be told apart.
+enum class KeyScheme {
+    // The Go package's (gokit/db/lock): SHA-256 of the name's bytes, the first 8 bytes read
+    // big-endian as a signed int64.
+    v1 = 1,
+};
+inline constexpr KeyScheme key_scheme = KeyScheme::v1;            // the scheme key_of() implements
+inline constexpr int key_scheme_version = static_cast<int>(key_scheme);
+inline constexpr std::string_view key_scheme_name = "sha256-be64";  // a short label for v1
+
 // The key of a name: the first 8 bytes of SHA-256(name) read big-endian, as a signed int64.
 // Bit-identical to the Go package: int64(binary.BigEndian.Uint64(sha256(name)[:8])).
 // Any byte string is a valid name, NUL bytes and invalid UTF-8 included.

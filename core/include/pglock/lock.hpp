@@ -26,9 +26,30 @@ enum class Mode {
     shared,     // pg_advisory_lock_shared family: many shared holders, no exclusive one
 };
 
+// How acquire() waits for a lock another session holds.
+enum class AcquireStrategy {
+    // pg_advisory_lock: the server queues the waiter and grants in arrival order (FIFO), and the
+    // grant comes the moment the holder lets go. The waiting statement keeps a snapshot for the
+    // whole wait: pg_stat_activity shows its backend_xmin, which holds back VACUUM's horizon on
+    // every table and makes CREATE INDEX CONCURRENTLY wait for it. Fine for short waits.
+    queue,
+    // pg_try_advisory_lock again and again, with capped exponential backoff and jitter, and the
+    // session idle (no transaction, no snapshot, backend_xmin NULL) between tries. Nothing is
+    // pinned however long the wait; but there is no fairness (a newcomer can win over a
+    // long waiter) and the grant comes up to one backoff interval late.
+    poll,
+};
+
+// The backoff of AcquireStrategy::poll: the n-th pause is drawn uniformly from
+// [d/2, d] with d = min(max, initial * 2^n), so many pollers do not retry in step.
+struct PollBackoff {
+    std::chrono::milliseconds initial{10};
+    std::chrono::milliseconds max{1000};
+};
+
 struct LockOptions {
-    std::shared_ptr<Logger> logger;    // nullptr: silent
-    std::shared_ptr<Metrics> metrics;  // nullptr: no series
+    std::shared_ptr<Logger> logger{};    // nullptr: silent
+    std::shared_ptr<Metrics> metrics{};  // nullptr: no series
     Mode mode = Mode::exclusive;
     // Advisory locks taken on a hot standby are local to it and protect nothing; acquiring there
     // fails with Errc::on_standby unless this is set.
@@ -38,6 +59,11 @@ struct LockOptions {
     bool show_in_application_name = true;
     // Overrides the pool's application_name_format when not empty.
     std::string application_name_format;
+    AcquireStrategy strategy = AcquireStrategy::queue;  // how acquire() waits; see AcquireStrategy
+    PollBackoff poll{};                                  // AcquireStrategy::poll only
+    // Opt in to the process-wide KeyRegistry: building this Lock throws Error{key_collision} when
+    // another name that opted in already uses its key.
+    bool refuse_key_collision = false;
 };
 
 namespace detail {
@@ -76,7 +102,10 @@ public:
 
     // Unlocks and gives the session back. The first call does the work; any other call, racing
     // or later, waits for it and returns its result. Errors: Errc::lock_lost when the session
-    // had died, Errc::release_failed when the unlock failed (the session is then closed).
+    // had died, Errc::release_failed when the unlock failed (the session is then closed),
+    // Errc::session_changed when the unlock ran on another backend than the lock (a
+    // transaction-mode pooler): the lock may still be held by backend_pid(), whatever ran
+    // between on session() may have run elsewhere too, and the session is closed.
     std::error_code release() noexcept;
     bool released() const noexcept;
 
@@ -99,6 +128,8 @@ public:
     const std::string& name() const noexcept;
     std::int64_t key() const noexcept;
     Mode mode() const noexcept;
+    // pg_backend_pid() as the lock statement itself reported it (behind a pooler, PQbackendPID
+    // is the pooler's own number, not the server's).
     int backend_pid() const noexcept;
     Clock::time_point acquired_at() const noexcept;
 
@@ -124,8 +155,10 @@ public:
     // Error{on_standby}, Error{canceled} / Error{deadline_exceeded} from the context.
     std::optional<Guard> try_acquire(const Context& ctx = {});
 
-    // pg_advisory_lock: waits until granted, or until the context's stop or deadline, which
-    // cancel the server-side wait; a grant that raced the cancel is released before returning.
+    // Waits until granted, or until the context's stop or deadline. With AcquireStrategy::queue
+    // (the default) that is pg_advisory_lock, and stop or deadline cancel the server-side wait
+    // (a grant that raced the cancel is released before returning); with AcquireStrategy::poll
+    // it is pg_try_advisory_lock with backoff, and stop or deadline end the pause between tries.
     Guard acquire(const Context& ctx = {});
 
     // acquire(); use guard.session() to run the critical section on the lock's own session.

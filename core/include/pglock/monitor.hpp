@@ -47,6 +47,11 @@ struct Waiter {
     bool shared = false;
     std::optional<double> wait_start;  // epoch seconds (PostgreSQL 14+)
     std::vector<int> blocked_by;       // pg_blocking_pids(pid)
+    // The waiter's backend_xmin is set: its snapshot holds back VACUUM's horizon (and makes
+    // CREATE INDEX CONCURRENTLY wait). A pg_advisory_lock wait (AcquireStrategy::queue) has one
+    // for the whole wait; a polling waiter has none between tries. From pg_stat_activity:
+    std::optional<std::int64_t> xmin_age{};  // age(backend_xmin) in transactions
+    std::optional<double> xmin_since{};      // xact_start (epoch seconds): the snapshot is at most this old
 };
 
 // A name for a key read from its holder's application_name (pglock/holder_identity.hpp).
@@ -57,6 +62,12 @@ struct HolderName {
     bool verified = false;
     int pid = 0;  // the holder it came from
 };
+// How long `w` has pinned the xmin horizon at the snapshot's server time; nullopt when it pins
+// nothing.
+inline std::optional<double> xmin_pinned_seconds(const Waiter& w, double server_now) {
+    if (!w.xmin_age || !w.xmin_since) return std::nullopt;
+    return server_now > *w.xmin_since ? server_now - *w.xmin_since : 0.0;
+}
 
 struct LockEntry {
     KeyForm form = KeyForm::bigint;

@@ -20,7 +20,8 @@ struct LogAttr {
 // Messages are the Go package's: debug "lock: acquired", "lock: contended",
 // "lock: released" (attr held_ms), warn "lock: acquire failed" (attr err); every event carries
 // attr "name". Beyond the seed: warn "lock: release failed", warn "lock: lost",
-// debug "lock: acquire canceled".
+// debug "lock: acquire canceled", warn "lock: session changed" (attrs lock_pid, pid: the lock's
+// statements ran on different backends, i.e. behind a transaction-mode pooler).
 class Logger {
 public:
     virtual ~Logger() = default;
@@ -44,6 +45,9 @@ public:
     virtual ~LockMetrics() = default;
     virtual void count_acquire(Outcome outcome) = 0;
     virtual void observe_hold(double seconds) = 0;
+    // lock_session_changes_total{name}: the lock's statements ran on different server backends
+    // (Errc::session_changed). Not pure, so sinks written before it still compile.
+    virtual void count_session_changed() {}
 };
 
 // Where locks register their series. Registering a name that is already registered (and whose

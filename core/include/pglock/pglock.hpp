@@ -7,6 +7,7 @@
 #include "pglock/keepalive.hpp"
 #include "pglock/holder_identity.hpp"
 #include "pglock/key.hpp"
+#include "pglock/key_collision.hpp"
 #include "pglock/lock.hpp"
 #include "pglock/monitor.hpp"
 #include "pglock/observe.hpp"

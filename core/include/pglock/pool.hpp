@@ -33,6 +33,15 @@ struct PoolOptions {
     // {app}: the session's own application_name; {lock}: "pglock:" and the lock's escaped name,
     // which is what monitors read back. Cut to 63 bytes, {app} first.
     std::string application_name_format{holder_identity::default_format};
+    // Checks every new connection for a transaction-mode pooler (PgBouncer pool_mode=transaction
+    // and the like), which hands consecutive statements of one client connection to different
+    // server backends: session-level advisory locks then stay behind on a backend that serves
+    // someone else, and the library's prepared statements vanish. The check runs
+    // `SELECT pg_backend_pid()` three times, each its own transaction, and acquire() throws
+    // Error{session_changed} when the answers differ. Costs three round trips per new connection.
+    // A pooler that happens to give the same backend all three times passes; the per-lock check
+    // (the lock and unlock statements compare their pg_backend_pid()) still reports it later.
+    bool refuse_transaction_pooler = false;
 };
 
 class Pool;

@@ -1,0 +1,105 @@
+// Two catalogued names with one key: the store reports the collision and the catalog panel warns
+// about it. SHA-256 will not produce a real 64-bit prefix collision for a test, so a row is written
+// into the catalog file directly, as another writer of the shared schema could, with the key of a
+// name already there: the store then holds exactly the (name, key) pairs a collision gives.
+#include <QLabel>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QStandardPaths>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QUuid>
+#include <QtTest>
+
+#include "pglock/key.hpp"
+#include "stores/catalog_store.hpp"
+#include "widgets/catalog_panel.hpp"
+
+using lockscope::CatalogStore;
+
+namespace {
+
+// Inserts (name, key) as a foreign writer would, bypassing CatalogStore's key derivation.
+bool injectRow(const QString& file, const QByteArray& name, qint64 key) {
+    const QString conn = QUuid::createUuid().toString();
+    bool ok = false;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), conn);
+        db.setDatabaseName(file);
+        if (db.open()) {
+            QSqlQuery q(db);
+            q.prepare(QStringLiteral("INSERT INTO names (name, key, added_at) VALUES (?, ?, '2026-01-01T00:00:00.000Z')"));
+            q.addBindValue(name);
+            q.addBindValue(key);
+            ok = q.exec();
+        }
+    }
+    QSqlDatabase::removeDatabase(conn);
+    return ok;
+}
+
+}  // namespace
+
+class TestCatalogCollisions : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+
+private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QVERIFY(dir_.isValid());
+    }
+
+    void store_reports_names_sharing_a_key() {
+        const QString file = dir_.filePath(QStringLiteral("store.sqlite"));
+        CatalogStore store(file);
+        QVERIFY(store.isOpen());
+        QCOMPARE(store.add("orders.daily-rollup"), CatalogStore::AddResult::added);
+        QCOMPARE(store.add("session.warmup"), CatalogStore::AddResult::added);
+        QVERIFY(store.collisions().empty());  // real names, real keys
+
+        const qint64 key = pglock::key_of("orders.daily-rollup");
+        QVERIFY(injectRow(file, "billing.nightly", key));
+        const auto found = store.collisions();
+        QCOMPARE(found.size(), std::size_t(1));
+        QCOMPARE(found[0].key, key);
+        QCOMPARE(found[0].names, (std::vector<std::string>{"billing.nightly", "orders.daily-rollup"}));
+        QCOMPARE(store.namesForKey(key), (QList<QByteArray>{"billing.nightly", "orders.daily-rollup"}));
+    }
+
+    void panel_warns_while_the_catalog_holds_a_collision() {
+        const QString file = dir_.filePath(QStringLiteral("panel.sqlite"));
+        CatalogStore store(file);
+        QCOMPARE(store.add("orders.daily-rollup"), CatalogStore::AddResult::added);
+        const qint64 key = pglock::key_of("orders.daily-rollup");
+        QVERIFY(injectRow(file, "billing.nightly", key));
+        QCOMPARE(store.add("session.warmup"), CatalogStore::AddResult::added);  // changed(): the panel reloads
+
+        lockscope::CatalogPanel panel(store);
+        panel.show();
+        auto* warning = panel.findChild<QLabel*>(QStringLiteral("catalogCollisionWarning"));
+        QVERIFY(warning);
+        QVERIFY(warning->isVisible());
+        QVERIFY2(warning->text().contains(QStringLiteral("billing.nightly, orders.daily-rollup")), qPrintable(warning->text()));
+        QVERIFY2(warning->text().contains(QString::number(key)), qPrintable(warning->text()));
+        QVERIFY(warning->text().contains(QStringLiteral("same lock")));
+
+        // Both rows are marked, the innocent one is not.
+        auto* table = panel.findChild<QTableWidget*>(QStringLiteral("catalogTable"));
+        QVERIFY(table);
+        int marked = 0;
+        for (int r = 0; r < table->rowCount(); ++r)
+            marked += !table->item(r, 0)->toolTip().isEmpty();
+        QCOMPARE(table->rowCount(), 3);
+        QCOMPARE(marked, 2);
+
+        // Resolving it (removing one of the two) takes the warning away.
+        QVERIFY(store.remove("billing.nightly"));
+        QVERIFY(!warning->isVisible());
+        QVERIFY(store.collisions().empty());
+    }
+};
+
+QTEST_MAIN(TestCatalogCollisions)
+#include "test_catalog_collisions.moc"
