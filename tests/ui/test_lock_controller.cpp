@@ -83,13 +83,17 @@ private slots:
         QVERIFY(pid > 0);
         QCOMPARE(rowsOf(*judge_, name), std::to_string(pid) + ":t");
         QVERIFY(locks_->ownPids().contains(pid));
-        // Other operators see who holds it.
+        // Other operators see who holds it, and which lock (the library's holder identity).
         QCOMPARE(judge_->one("SELECT application_name FROM pg_stat_activity WHERE pid = " + std::to_string(pid)),
-                 std::string("lockscope (by hand)"));
+                 "lockscope (by hand) pglock:" + name.toStdString());
 
         QVERIFY(locks_->release(taken.id).accepted());
         QTRY_COMPARE_WITH_TIMEOUT(stateOf(taken.id), OwnLockState::Released, kWaitMs);
         QCOMPARE(rowsOf(*judge_, name), std::string());
+        // The release gave the session its own name back (unless the controller closed it).
+        const std::string after =
+            judge_->one("SELECT application_name FROM pg_stat_activity WHERE pid = " + std::to_string(pid));
+        QVERIFY2(after.empty() || after == "lockscope (by hand)", after.c_str());
         QVERIFY(locks_->ownPids().isEmpty());
         QVERIFY(!locks_->release(taken.id).accepted());  // nothing left to release
 

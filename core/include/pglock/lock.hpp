@@ -58,7 +58,7 @@ struct LockOptions {
     // the lock statements stay the bare pg_advisory_* calls.
     bool show_in_application_name = true;
     // Overrides the pool's application_name_format when not empty.
-    std::string application_name_format;
+    std::string application_name_format{};
     AcquireStrategy strategy = AcquireStrategy::queue;  // how acquire() waits; see AcquireStrategy
     PollBackoff poll{};                                  // AcquireStrategy::poll only
     // Opt in to the process-wide KeyRegistry: building this Lock throws Error{key_collision} when
