@@ -179,14 +179,19 @@ struct Fixture {
     }
 };
 
-// The model shows exactly what the snapshot says, in LockId order, waiters in pid order.
+// The model shows exactly what the snapshot says, each lock in one row (rows in arrival order),
+// waiters in pid order.
 void verifyMatches(const LocksModel& model, const Snapshot& snap) {
     std::vector<const LockEntry*> locks;
     for (const auto& e : snap.locks) locks.push_back(&e);
     std::sort(locks.begin(), locks.end(), [](auto* a, auto* b) { return id_of(*a) < id_of(*b); });
     QCOMPARE(model.rowCount(), static_cast<int>(locks.size()));
+    std::vector<bool> seen(locks.size(), false);
     for (int r = 0; r < model.rowCount(); ++r) {
-        const QModelIndex idx = model.index(r, 0);
+        const QModelIndex idx = model.indexOfLock(id_of(*locks[static_cast<std::size_t>(r)]));
+        QVERIFY(idx.isValid());
+        QVERIFY(!seen[static_cast<std::size_t>(idx.row())]);
+        seen[static_cast<std::size_t>(idx.row())] = true;
         QCOMPARE(idx.data(LocksModel::KeyRole).toLongLong(), locks[static_cast<std::size_t>(r)]->key);
         QList<int> holders;
         for (const auto& h : locks[static_cast<std::size_t>(r)]->holders) holders << h.pid;
@@ -250,20 +255,22 @@ private slots:
         f.world.add(5, {105});
         f.world.add(9, {109});
         f.world.add(10, {110});
-        QCOMPARE(f.poll(), (QStringList{"+ K1", "+ K5", "+ K9 K10"}));
+        // New locks are appended in one range whatever their keys (rows: K2 K4 K6 K8 K1 K5 K9 K10).
+        QCOMPARE(f.poll(), (QStringList{"+ K1 K5 K9 K10"}));
         f.world.remove(4);
         f.world.remove(5);
         f.world.remove(6);
         f.world.remove(10);
-        QCOMPARE(f.poll(), (QStringList{"- K4 K5 K6", "- K10"}));
-        // Removal and insertion in one poll, next to each other.
+        // Gone locks leave as contiguous runs, from the back.
+        QCOMPARE(f.poll(), (QStringList{"- K10", "- K5", "- K4 K6"}));
+        // Removal and insertion in one poll: removals first, the new lock appended.
         f.world.remove(8);
         f.world.add(7, {107});
-        QCOMPARE(f.poll(), (QStringList{"+ K7", "- K8"}));
+        QCOMPARE(f.poll(), (QStringList{"- K8", "+ K7"}));
         QCOMPARE(f.resets.count(), 0);
         QCOMPARE(f.layouts.count(), 0);
-        QCOMPARE(f.inserted.count(), 5);  // the first poll, then K1, K5, K9 K10, K7
-        QCOMPARE(f.removed.count(), 3);
+        QCOMPARE(f.inserted.count(), 3);  // the first poll, then K1 K5 K9 K10, K7
+        QCOMPARE(f.removed.count(), 4);  // K10, K5, K4 K6, K8
         QCOMPARE(f.changed.count(), 0);
         verifyMatches(f.model, *f.model.snapshot());
     }
@@ -450,15 +457,15 @@ private slots:
         QCOMPARE(lock.row(), 1);
         QCOMPARE(rowName(waiter), QStringLiteral("K20/w202"));
 
-        // Insert before it, remove after it, and a waiter before the watched one.
+        // New locks, one gone after it, and a waiter before the watched one.
         f.world.add(5, {105});
         f.world.add(15, {115});
         f.world.remove(30);
         f.world.setWaiters(20, {199, 201, 202});
-        // The walk goes in key order; dataChanged for the merged rows comes last.
-        QCOMPARE(f.poll(), (QStringList{"+ K5", "+ K15", "+ K20/w199", "- K30", "~ K20 Waiters"}));
+        // Removals first, then the survivors (waiters, then dataChanged), new locks appended last.
+        QCOMPARE(f.poll(), (QStringList{"- K30", "+ K20/w199", "~ K20 Waiters", "+ K5 K15"}));
         QVERIFY(lock.isValid());
-        QCOMPARE(lock.row(), 3);
+        QCOMPARE(lock.row(), 1);
         QCOMPARE(lock.column(), int(LocksModel::State));
         QCOMPARE(lock.data(LocksModel::KeyRole).toLongLong(), 20);
         QVERIFY(waiter.isValid());

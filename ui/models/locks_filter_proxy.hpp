@@ -1,6 +1,6 @@
-// The locks view's sort and filter layer over LocksModel: the model keeps rows in LockId order so
-// that it can merge polls linearly; this proxy gives the display order (by LocksModel::SortRole)
-// and the operator's filter box.
+// The locks view's sort and filter layer over LocksModel: the model keeps rows in arrival order so
+// that a poll's changes reach this proxy as few row ranges; this proxy gives the display order (by
+// LocksModel::SortRole) and the operator's filter box.
 #pragma once
 
 #include <QSortFilterProxyModel>

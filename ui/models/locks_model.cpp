@@ -223,38 +223,28 @@ LocksModel::~LocksModel() = default;
 
 // ---- row bookkeeping ------------------------------------------------------------------------
 
-const LocksModel::LockRow& LocksModel::lockAt(int row) const {
-    const auto r = static_cast<std::size_t>(row);
-    return r < rows_.size() ? rows_[r] : old_[oldPos_ + (r - rows_.size())];
-}
+const LocksModel::LockRow& LocksModel::lockAt(int row) const { return rows_[static_cast<std::size_t>(row)]; }
 
-int LocksModel::lockCount() const { return static_cast<int>(rows_.size() + (old_.size() - oldPos_)); }
+int LocksModel::lockCount() const { return static_cast<int>(rows_.size()); }
 
-// Binary search: the rows are in LockId order at every moment, during a merge too.
+// rowOfSerial_ is exact between merges; while a merge removes runs of rows the rows behind a run
+// have shifted, so a stale entry falls back to a scan (only reached from a slot that asks then).
 int LocksModel::rowOfSerial(quint64 serial) const {
-    const auto it = idOfSerial_.find(serial);
-    if (it == idOfSerial_.end()) return -1;
-    int lo = 0, hi = lockCount();
-    while (lo < hi) {
-        const int mid = lo + (hi - lo) / 2;
-        if (lockAt(mid).id < it->second)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < lockCount() && lockAt(lo).serial == serial ? lo : -1;
+    const auto it = rowOfSerial_.find(serial);
+    if (it == rowOfSerial_.end()) return -1;
+    const int row = it->second;
+    if (row < lockCount() && lockAt(row).serial == serial) return row;
+    for (int r = 0; r < lockCount(); ++r)
+        if (lockAt(r).serial == serial) return r;
+    return -1;
 }
 
 QModelIndex LocksModel::indexOfLock(const LockId& id, int column) const {
-    int lo = 0, hi = lockCount();
-    while (lo < hi) {
-        const int mid = lo + (hi - lo) / 2;
-        if (lockAt(mid).id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < lockCount() && lockAt(lo).id == id ? index(lo, column) : QModelIndex();
+    const auto it = std::lower_bound(byId_.begin(), byId_.end(), id,
+                                     [](const std::pair<LockId, quint64>& e, const LockId& key) { return e.first < key; });
+    if (it == byId_.end() || !(it->first == id)) return {};
+    const int row = rowOfSerial(it->second);
+    return row < 0 ? QModelIndex() : index(row, column);
 }
 
 void LocksModel::fillWaiters(const LockRow& row, std::vector<WaiterRow>& out) const {
@@ -359,56 +349,79 @@ void LocksModel::applySnapshot(std::shared_ptr<const Snapshot> next) {
     static const std::map<int, Backend> kNone;
     const std::vector<int> changed = changedPids(prev ? prev->backends : kNone, next->backends);
 
-    // Walk the previous rows (old_) and the incoming locks together; see the header on rows_/old_.
-    std::swap(rows_, old_);
-    rows_.clear();
-    rows_.reserve(order.size());
-    oldPos_ = 0;
-    std::vector<std::pair<int, unsigned>> changes;  // (row, column mask), rows in final positions
-    std::size_t j = 0;
-    const auto oldBefore = [&](std::size_t i, std::size_t k) { return k == order.size() || old_[i].id < pglock::monitor::id_of(*order[k]); };
-    const auto newBefore = [&](std::size_t k, std::size_t i) { return i == old_.size() || pglock::monitor::id_of(*order[k]) < old_[i].id; };
-    while (oldPos_ < old_.size() || j < order.size()) {
-        const int here = static_cast<int>(rows_.size());
-        if (oldPos_ < old_.size() && oldBefore(oldPos_, j)) {
-            // A run of vanished locks: one contiguous removal.
-            std::size_t end = oldPos_ + 1;
-            while (end < old_.size() && oldBefore(end, j)) ++end;
-            beginRemoveRows({}, here, here + static_cast<int>(end - oldPos_) - 1);
-            for (std::size_t k = oldPos_; k < end; ++k) idOfSerial_.erase(old_[k].serial);
-            oldPos_ = end;
-            endRemoveRows();
-        } else if (newBefore(j, oldPos_)) {
-            // A run of new locks: one contiguous insertion, their waiters with them.
-            std::size_t end = j + 1;
-            while (end < order.size() && newBefore(end, oldPos_)) ++end;
-            beginInsertRows({}, here, here + static_cast<int>(end - j) - 1);
-            for (; j < end; ++j) {
-                LockRow& row = rows_.emplace_back(makeRow(*order[j], *next));
-                idOfSerial_.emplace(row.serial, row.id);
-            }
-            endInsertRows();
+    // Rows stay in arrival order: a sorting proxy pays O(rows) for every inserted or removed range
+    // however small, so a poll's changes go out as few ranges as possible. Gone locks leave as
+    // contiguous runs (from the back, so the runs ahead keep their numbers), the survivors are
+    // updated in place, and every new lock is appended in one range at the end. Which old rows
+    // match which incoming locks comes from walking byId_ (the previous locks by LockId) and
+    // `order` together, so the merge stays O(n).
+    const std::size_t oldCount = rows_.size();
+    std::vector<const LockEntry*>& entryOfRow = entryOfRow_;  // null: the lock is gone
+    entryOfRow.assign(oldCount, nullptr);
+    std::vector<LockRow> added;
+    std::vector<std::pair<LockId, quint64>> nextById;
+    nextById.reserve(order.size());
+    std::size_t i = 0, j = 0;
+    while (i < byId_.size() || j < order.size()) {
+        if (j == order.size() || (i < byId_.size() && byId_[i].first < pglock::monitor::id_of(*order[j]))) {
+            ++i;  // gone: its row keeps a null entry
+        } else if (i == byId_.size() || pglock::monitor::id_of(*order[j]) < byId_[i].first) {
+            LockRow& row = added.emplace_back(makeRow(*order[j++], *next));
+            nextById.emplace_back(row.id, row.serial);
         } else {
-            // The same lock: repoint it at the new snapshot, then merge its waiters under it.
-            Q_ASSERT(old_[oldPos_].id == pglock::monitor::id_of(*order[j]));
-            LockRow& row = rows_.emplace_back(std::move(old_[oldPos_++]));
-            const LockEntry& entry = *order[j++];
-            bool idleInTx = false;
-            const unsigned mask = diffLock(row, entry, *next, changed, idleInTx);
-            row.entry = &entry;
-            row.snap = next.get();
-            row.idleInTx = idleInTx;
-            if (!row.waiters.empty() || !entry.waiters.empty()) {
-                fillWaiters(row, waiters_);
-                mergeWaiters(here, waiters_);
-            }
-            if (mask) changes.emplace_back(here, mask);
+            entryOfRow[static_cast<std::size_t>(rowOfSerial_.at(byId_[i].second))] = order[j++];
+            nextById.push_back(byId_[i++]);
         }
     }
-    old_.clear();
-    oldPos_ = 0;
-    order.clear();
+
+    for (std::size_t end = oldCount; end > 0;) {
+        if (entryOfRow[end - 1]) {
+            --end;
+            continue;
+        }
+        std::size_t begin = end - 1;
+        while (begin > 0 && !entryOfRow[begin - 1]) --begin;
+        beginRemoveRows({}, static_cast<int>(begin), static_cast<int>(end) - 1);
+        for (std::size_t k = begin; k < end; ++k) rowOfSerial_.erase(rows_[k].serial);
+        rows_.erase(rows_.begin() + static_cast<std::ptrdiff_t>(begin), rows_.begin() + static_cast<std::ptrdiff_t>(end));
+        entryOfRow.erase(entryOfRow.begin() + static_cast<std::ptrdiff_t>(begin),
+                         entryOfRow.begin() + static_cast<std::ptrdiff_t>(end));
+        endRemoveRows();
+        end = begin;
+    }
+    for (std::size_t r = 0; r < rows_.size(); ++r) rowOfSerial_[rows_[r].serial] = static_cast<int>(r);
+
+    // The survivors, repointed at the new snapshot, their waiters merged under them.
+    std::vector<std::pair<int, unsigned>> changes;  // (row, column mask)
+    for (std::size_t r = 0; r < rows_.size(); ++r) {
+        LockRow& row = rows_[r];
+        const LockEntry& entry = *entryOfRow[r];
+        Q_ASSERT(row.id == pglock::monitor::id_of(entry));
+        bool idleInTx = false;
+        const unsigned mask = diffLock(row, entry, *next, changed, idleInTx);
+        row.entry = &entry;
+        row.snap = next.get();
+        row.idleInTx = idleInTx;
+        if (!row.waiters.empty() || !entry.waiters.empty()) {
+            fillWaiters(row, waiters_);
+            mergeWaiters(static_cast<int>(r), waiters_);
+        }
+        if (mask) changes.emplace_back(static_cast<int>(r), mask);
+    }
+    entryOfRow.clear();
+    byId_ = std::move(nextById);
     emitRowChanges({}, changes);
+
+    if (!added.empty()) {
+        const int first = lockCount();
+        beginInsertRows({}, first, first + static_cast<int>(added.size()) - 1);
+        for (LockRow& row : added) {
+            rowOfSerial_.emplace(row.serial, lockCount());
+            rows_.push_back(std::move(row));
+        }
+        endInsertRows();
+    }
+    order.clear();
     Q_ASSERT(invariantsHold());
 }
 
@@ -489,9 +502,8 @@ void LocksModel::clear() {
     if (merging_) return;
     beginResetModel();
     rows_.clear();
-    old_.clear();
-    oldPos_ = 0;
-    idOfSerial_.clear();
+    byId_.clear();
+    rowOfSerial_.clear();
     snapshot_.reset();
     endResetModel();
 }
@@ -565,13 +577,16 @@ void LocksModel::setIdleInTransactionThreshold(double seconds) {
 }
 
 bool LocksModel::invariantsHold() const {
-    if (!old_.empty() || oldPos_ != 0) return false;  // only meaningful between merges
-    if (idOfSerial_.size() != rows_.size()) return false;
+    if (rowOfSerial_.size() != rows_.size() || byId_.size() != rows_.size()) return false;
+    for (std::size_t i = 0; i < byId_.size(); ++i) {
+        if (i > 0 && !(byId_[i - 1].first < byId_[i].first)) return false;  // strictly sorted: unique and ordered
+        const auto it = rowOfSerial_.find(byId_[i].second);
+        if (it == rowOfSerial_.end() || !(rows_[static_cast<std::size_t>(it->second)].id == byId_[i].first)) return false;
+    }
     for (std::size_t i = 0; i < rows_.size(); ++i) {
         const LockRow& row = rows_[i];
-        if (i > 0 && !(rows_[i - 1].id < row.id)) return false;  // strictly sorted: unique and ordered
-        const auto it = idOfSerial_.find(row.serial);
-        if (it == idOfSerial_.end() || !(it->second == row.id)) return false;
+        const auto it = rowOfSerial_.find(row.serial);
+        if (it == rowOfSerial_.end() || it->second != static_cast<int>(i)) return false;
         if (row.serial == 0 || row.serial >= nextSerial_) return false;
         if (!snapshot_ || row.snap != snapshot_.get()) return false;
         const auto& locks = snapshot_->locks;
@@ -593,8 +608,8 @@ bool LocksModel::invariantsHold() const {
 // ---- item model -----------------------------------------------------------------------------
 //
 // internalId: 0 for a lock (top-level) row; for a waiter row, the serial of its lock. A serial is
-// handed out when a lock first appears and never reused, and idOfSerial_ maps it back to the lock,
-// whose row a binary search finds. Not a row number, not a pointer: rows shift when locks come
+// handed out when a lock first appears and never reused, and rowOfSerial_ maps it to the lock's
+// row. Not a row number, not a pointer: rows shift when locks come
 // and go, and rows_ reallocates, but a waiter's index (and a QPersistentModelIndex on it, whose
 // row Qt updates) keeps naming the same lock. An index of a lock that is gone has parent()
 // invalid and data() empty rather than pointing at another lock.

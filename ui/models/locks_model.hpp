@@ -5,9 +5,10 @@
 // snapshot into the rows it already has: vanished locks are removed and new ones inserted in
 // contiguous ranges, and dataChanged is emitted only for the cells whose shown data changed. It
 // never resets the model, so a view's selection, expansion and scroll position survive a poll.
-// Rows are kept in LockId order (waiters in pid order), which makes the merge one linear walk
-// over two sorted sequences; display order is the job of a QSortFilterProxyModel
-// (LocksFilterProxy).
+// Lock rows are kept in arrival order (waiters in pid order): gone locks leave as a few contiguous
+// runs and new ones are appended in one range, because a sorting proxy pays O(rows) per range.
+// A LockId-sorted index keeps the merge one linear walk; display order is the job of a
+// QSortFilterProxyModel (LocksFilterProxy).
 //
 // Rows point into the snapshot they came from (held by a shared_ptr), so merging an unchanged
 // lock copies no strings and data() builds QStrings only when a view asks for them.
@@ -166,19 +167,17 @@ private:
     double now() const;
 
     std::shared_ptr<const pglock::monitor::Snapshot> snapshot_;
-    // The rows are rows_ followed by old_[oldPos_..]. Outside a merge old_ is empty. During one,
-    // rows_ holds the merged prefix and old_ the not yet visited rest of the previous rows, so
-    // each step of the walk moves a row at most once: the merge stays O(n) however many ranges
-    // are inserted or removed, and the model is consistent whenever a signal goes out.
+    // The lock rows in arrival order (see applySnapshot()).
     std::vector<LockRow> rows_;
-    std::vector<LockRow> old_;
-    std::size_t oldPos_ = 0;
-    // serial -> LockId of every lock row, for parent(): a child index carries its lock's serial.
-    std::unordered_map<quint64, pglock::monitor::LockId> idOfSerial_;
+    // Every lock's (LockId, serial), sorted by LockId: the merge's and indexOfLock()'s index.
+    std::vector<std::pair<pglock::monitor::LockId, quint64>> byId_;
+    // serial -> row of every lock row, for parent(): a child index carries its lock's serial.
+    std::unordered_map<quint64, int> rowOfSerial_;
     quint64 nextSerial_ = 1;  // 0 is "top-level row" in internalId; serials are never reused
     // Scratch space of applySnapshot(), kept between polls so that a merge does not allocate.
     std::vector<const pglock::monitor::LockEntry*> order_;
     std::vector<WaiterRow> waiters_;
+    std::vector<const pglock::monitor::LockEntry*> entryOfRow_;
     bool merging_ = false;
     QElapsedTimer sinceSnapshot_;
 
