@@ -12,6 +12,7 @@
 #include "pg_test_env.hpp"
 #include "pglock/key.hpp"
 #include "poller/poller.hpp"
+#include "poller_wait.hpp"
 
 using namespace std::chrono_literals;
 using lockscope::PollResultPtr;
@@ -39,17 +40,9 @@ class TestPoller : public QObject {
     Q_OBJECT
     std::string dsn_;
 
-    // Waits until a result satisfies `pred`, processing events meanwhile; nullptr on timeout.
     PollResultPtr waitFor(lockscope::Poller& poller, const std::function<bool(const PollResultPtr&)>& pred,
                           std::chrono::milliseconds timeout) {
-        PollResultPtr found;
-        auto c = connect(&poller, &lockscope::Poller::resultReady, this, [&](const PollResultPtr& r) {
-            if (!found && pred(r)) found = r;
-        });
-        QDeadlineTimer deadline(timeout);
-        while (!found && !deadline.hasExpired()) QTest::qWait(20);
-        disconnect(c);
-        return found;
+        return pglock::test::waitForResult(this, poller, pred, timeout);
     }
 
 private slots:

@@ -13,6 +13,7 @@
 #include "pg_test_env.hpp"
 #include "pglock/key.hpp"
 #include "poller/poller.hpp"
+#include "poller_wait.hpp"
 #include "tcp_relay.hpp"
 
 using namespace std::chrono_literals;
@@ -43,14 +44,7 @@ class TestPollerFaults : public QObject {
 
     PollResultPtr waitFor(lockscope::Poller& poller, const std::function<bool(const PollResultPtr&)>& pred,
                           std::chrono::milliseconds timeout) {
-        PollResultPtr found;
-        auto c = connect(&poller, &lockscope::Poller::resultReady, this, [&](const PollResultPtr& r) {
-            if (!found && pred(r)) found = r;
-        });
-        QDeadlineTimer deadline(timeout);
-        while (!found && !deadline.hasExpired()) QTest::qWait(20);
-        disconnect(c);
-        return found;
+        return pglock::test::waitForResult(this, poller, pred, timeout);
     }
 
 private slots:
