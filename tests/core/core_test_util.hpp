@@ -96,6 +96,19 @@ private:
     std::unique_ptr<PGconn, PGconnDeleter> conn_;
 };
 
+// The value of one keyword of a conninfo string ("" when absent or unparsable).
+inline std::string conninfo_value(const std::string& dsn, const char* keyword) {
+    std::string value;
+    char* err = nullptr;
+    if (PQconninfoOption* opts = PQconninfoParse(dsn.c_str(), &err)) {
+        for (PQconninfoOption* o = opts; o->keyword; ++o)
+            if (std::string(o->keyword) == keyword && o->val) value = o->val;
+        PQconninfoFree(opts);
+    }
+    if (err) PQfreemem(err);
+    return value;
+}
+
 inline std::vector<std::string> tag_params(std::int64_t key) {
     const auto tag = pglock::tag_of(key);
     return {std::to_string(tag.classid), std::to_string(tag.objid)};

@@ -16,25 +16,10 @@ using namespace std::chrono_literals;
 using pglock::Context;
 using pglock::Errc;
 using pglock::Lock;
+using pgt::conninfo_value;
 using pgt::guarded;
 using pgt::RawConn;
 using pgt::wait_until;
-
-namespace {
-
-std::string conninfo_value(const std::string& dsn, const char* keyword) {
-    std::string value;
-    char* err = nullptr;
-    if (PQconninfoOption* opts = PQconninfoParse(dsn.c_str(), &err)) {
-        for (PQconninfoOption* o = opts; o->keyword; ++o)
-            if (std::string(o->keyword) == keyword && o->val) value = o->val;
-        PQconninfoFree(opts);
-    }
-    if (err) PQfreemem(err);
-    return value;
-}
-
-}  // namespace
 
 class TestFailover : public QObject {
     Q_OBJECT

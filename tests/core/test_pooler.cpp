@@ -20,6 +20,7 @@ using pglock::Context;
 using pglock::Errc;
 using pglock::Lock;
 using pgt::granted_pids;
+using pgt::conninfo_value;
 using pgt::guarded;
 using pgt::RawConn;
 
@@ -36,18 +37,6 @@ std::string run_capture(const std::string& cmd) {
     return out;
 }
 
-// The value of one keyword of a conninfo string.
-std::string conninfo_value(const std::string& dsn, const char* keyword) {
-    std::string value;
-    char* err = nullptr;
-    if (PQconninfoOption* opts = PQconninfoParse(dsn.c_str(), &err)) {
-        for (PQconninfoOption* o = opts; o->keyword; ++o)
-            if (std::string(o->keyword) == keyword && o->val) value = o->val;
-        PQconninfoFree(opts);
-    }
-    if (err) PQfreemem(err);
-    return value;
-}
 
 struct Counting : pglock::Metrics {
     std::shared_ptr<std::atomic<int>> session_changes = std::make_shared<std::atomic<int>>(0);
