@@ -66,8 +66,12 @@ bool sleep_until(Clock::time_point until, std::stop_token stop) {
     return !stop.stop_requested();
 }
 
-Session connect(const std::string& dsn, std::chrono::milliseconds timeout, std::stop_token stop) {
-    return Session::connect(dsn, Context{std::move(stop), Clock::now() + timeout});
+// The monitoring session gets the pool's TCP keepalives and user timeout: `status --watch` keeps
+// it for hours, and with libpq's own (the kernel's 2 h idle time) a silently cut network would
+// leave a poll waiting that long instead of reporting the failure and reconnecting.
+Session connect(const std::string& dsn, const PoolOptions& pool_opts, std::stop_token stop) {
+    return Session::connect(dsn, Context{std::move(stop), Clock::now() + pool_opts.connect_timeout}, {},
+                            pool_opts.keepalive);
 }
 
 int run_status(const StatusOptions& options, const GlobalOptions& global) {
@@ -83,7 +87,7 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
     // One dedicated monitoring session for every poll of the run.
     std::optional<Session> session;
     try {
-        session.emplace(connect(global.dsn, pool_opts.connect_timeout, signals.token()));
+        session.emplace(connect(global.dsn, pool_opts, signals.token()));
     } catch (const Error& e) {
         if (e.code() == Errc::canceled && signals.signal()) return exit_ok;
         throw;
@@ -100,7 +104,7 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
     for (;;) {
         std::optional<monitor::Snapshot> snapshot;
         try {
-            if (!session) session.emplace(connect(global.dsn, pool_opts.connect_timeout, signals.token()));
+            if (!session) session.emplace(connect(global.dsn, pool_opts, signals.token()));
             snapshot = monitor::poll(*session, Context{signals.token(), std::nullopt});
         } catch (const Error& e) {
             if (signals.signal()) return exit_ok;

@@ -3,7 +3,10 @@
 // sessions, the way other programs on the server would hold them.
 #include <sqlite3.h>
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
+#include <QSet>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -98,6 +101,55 @@ QJsonObject find_json_lock(const QJsonArray& locks, std::int64_t key) {
     return {};
 }
 
+
+// The test DSN over TCP: a socket directory becomes 127.0.0.1 (tests/pg/cluster listens there on
+// the same port); every other keyword is kept. Empty when the DSN cannot be parsed.
+QString tcp_dsn(const QString& conninfo) {
+    char* err = nullptr;
+    PQconninfoOption* opts = PQconninfoParse(conninfo.toUtf8().constData(), &err);
+    if (!opts) {
+        PQfreemem(err);
+        return {};
+    }
+    QStringList parts;
+    for (PQconninfoOption* o = opts; o->keyword; ++o) {
+        if (!o->val || !*o->val) continue;
+        QString value = QString::fromUtf8(o->val);
+        if (qstrcmp(o->keyword, "host") == 0 && value.startsWith('/')) value = QStringLiteral("127.0.0.1");
+        value.replace('\\', "\\\\").replace('\'', "\\'");
+        parts << QString("%1='%2'").arg(QString::fromUtf8(o->keyword), value);
+    }
+    PQconninfoFree(opts);
+    return parts.join(' ');
+}
+
+// The kernel's timer of each TCP socket that process `pid` has open, from /proc/net/tcp{,6}:
+// the "tr" field (0 none, 1 retransmit, 2 keepalive, ...) and its expiry in clock ticks.
+struct SocketTimer {
+    int kind = 0;
+    long ticks = 0;
+};
+std::vector<SocketTimer> tcp_timers_of(qint64 pid) {
+    QSet<QString> inodes;
+    const QDir fds(QString("/proc/%1/fd").arg(pid));
+    for (const QFileInfo& fd : fds.entryInfoList(QDir::Files | QDir::System | QDir::NoDotAndDotDot)) {
+        const QString target = fd.symLinkTarget().section('/', -1);
+        if (target.startsWith("socket:[")) inodes.insert(target.mid(8).chopped(1));
+    }
+    std::vector<SocketTimer> timers;
+    for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+        QFile f(QString::fromLatin1(table));
+        if (!f.open(QIODevice::ReadOnly)) continue;
+        for (const QByteArray& line : f.readAll().split('\n')) {
+            // sl local rem st tx:rx tr:when retrnsmt uid timeout inode ...
+            const QList<QByteArray> cols = line.simplified().split(' ');
+            if (cols.size() < 10 || !inodes.contains(QString::fromLatin1(cols[9]))) continue;
+            const QList<QByteArray> timer = cols[5].split(':');
+            if (timer.size() == 2) timers.push_back({timer[0].toInt(nullptr, 16), timer[1].toLong(nullptr, 16)});
+        }
+    }
+    return timers;
+}
 }  // namespace
 
 class TestCliStatus : public QObject {
@@ -355,6 +407,36 @@ private slots:
         QCOMPARE(held[0], QString("-"));
         QVERIFY2(QRegularExpression("^[0-9.]+(ms|s)$").match(held[2]).hasMatch(), qPrintable(held.join(" | ")));
         QVERIFY(a.unlock(key));
+    }
+
+    // `status --watch` keeps one session for hours: over TCP it must carry the pool's keepalives
+    // (first probe after 10 s idle). libpq alone turns keepalives on with the kernel's idle time,
+    // 2 h, so a silently cut network would leave a poll waiting that long. Checked on the CLI's
+    // own socket, where the kernel shows the keepalive timer and when it fires.
+    void watch_session_has_tcp_keepalives() {
+        const QString over_tcp = tcp_dsn(dsn());
+        if (over_tcp.isEmpty() || !over_tcp.contains("host='127.0.0.1'")) QSKIP("the test server is not on this host");
+        Cli cli({"status", "--watch", "0.5s", "--dsn", over_tcp});
+        QVERIFY2(eventually([&] { return cli.out().count("PostgreSQL ") >= 1 || !cli.running(); }, 15000),
+                 (cli.out() + cli.err()).constData());
+        QVERIFY2(cli.running(), cli.err().constData());
+        // Between polls the socket is idle and its only timer is the keepalive one; sample until
+        // one look lands in such a gap (during a poll the timer may be the retransmit one).
+        std::vector<SocketTimer> seen;
+        const bool keepalive = eventually([&] {
+            seen = tcp_timers_of(cli.pid());
+            for (const SocketTimer& t : seen)
+                if (t.kind == 2) return true;
+            return false;
+        }, 5000);
+        QString timers;
+        for (const SocketTimer& t : seen) timers += QString("tr=%1 when=%2; ").arg(t.kind).arg(t.ticks);
+        QVERIFY2(keepalive, qPrintable("no keepalive timer on the CLI's TCP sockets: " + timers));
+        for (const SocketTimer& t : seen)  // idle 10 s in clock ticks (100/s); without the pool's: 720,000
+            if (t.kind == 2) QVERIFY2(t.ticks <= 10 * 100 + 50, qPrintable(timers));
+        QCOMPARE(::kill(pid_t(cli.pid()), SIGTERM), 0);
+        QVERIFY(cli.wait_finished(10000));
+        QVERIFY2(cli.exit_code() == 0, cli.err().constData());
     }
 
     void watch_json_is_one_object_per_poll() {

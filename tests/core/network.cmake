@@ -3,5 +3,5 @@
 # RUN_SERIAL: its timing bounds (a few seconds) should not compete with a loaded machine.
 pglock_add_test(test_network_faults
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_network_faults.cpp ${CMAKE_CURRENT_LIST_DIR}/../support/tcp_relay.cpp
-  PG LIBS ${_core_test_libs})
+  PG LABELS concurrency LIBS ${_core_test_libs})
 set_tests_properties(test_network_faults PROPERTIES RUN_SERIAL TRUE)

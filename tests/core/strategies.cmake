@@ -1,8 +1,8 @@
 # How a Lock waits (AcquireStrategy), the library behind a transaction-mode pooler (a PgBouncer the
 # test starts itself), and a held lock across a server restart and on a standby.
 find_package(PostgreSQL REQUIRED)
-pglock_add_test(test_strategies SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_strategies.cpp PG LIBS PostgreSQL::PostgreSQL)
-pglock_add_test(test_pooler SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pooler.cpp PG LIBS PostgreSQL::PostgreSQL)
+pglock_add_test(test_strategies SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_strategies.cpp PG LABELS concurrency LIBS PostgreSQL::PostgreSQL)
+pglock_add_test(test_pooler SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_pooler.cpp PG LABELS concurrency LIBS PostgreSQL::PostgreSQL)
 # RUN_SERIAL: it restarts the shared test cluster.
-pglock_add_test(test_failover SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_failover.cpp PG STANDBY LIBS PostgreSQL::PostgreSQL)
+pglock_add_test(test_failover SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_failover.cpp PG STANDBY LABELS concurrency LIBS PostgreSQL::PostgreSQL)
 set_tests_properties(test_failover PROPERTIES RUN_SERIAL TRUE)
