@@ -158,6 +158,7 @@ std::string render_status_text(const Snapshot& snapshot, const StatusContext& co
             out += "  waiter pid=" + std::to_string(w.pid) + " mode=" + mode_of(w.shared);
             out += " app=" + field(b ? b->application_name : std::string());
             out += " waiting=" + seconds_text(waiting_for(w, snapshot));
+            out += " pins_xmin=" + seconds_text(monitor::xmin_pinned_seconds(w, snapshot.server_now));
             out += " blocked_by=";
             if (w.blocked_by.empty()) out += "-";
             for (std::size_t i = 0; i < w.blocked_by.size(); ++i)
@@ -211,6 +212,8 @@ std::string render_status_json(const Snapshot& snapshot, const StatusContext& co
             out += "{\"pid\":" + std::to_string(w.pid) + ",\"mode\":\"" + mode_of(w.shared) + "\"";
             out += ",\"wait_start\":" + json_opt(w.wait_start);
             out += ",\"waiting_s\":" + json_opt(waiting_for(w, snapshot));
+            out += ",\"xmin_age\":" + (w.xmin_age ? std::to_string(*w.xmin_age) : std::string("null"));
+            out += ",\"pins_xmin_s\":" + json_opt(monitor::xmin_pinned_seconds(w, snapshot.server_now));
             out += ",\"blocked_by\":[";
             for (std::size_t j = 0; j < w.blocked_by.size(); ++j) out += (j ? "," : "") + std::to_string(w.blocked_by[j]);
             out += "]}";

@@ -298,6 +298,14 @@ private slots:
         QCOMPARE(w["mode"].toString(), QString("exclusive"));
         QVERIFY(w["wait_start"].toDouble() <= top["server_now"].toDouble());
         QCOMPARE(w["blocked_by"].toArray(), QJsonArray{a.pid()});
+        // pg_advisory_lock waits inside a statement that keeps its snapshot: backend_xmin is set.
+        QVERIFY2(w["xmin_age"].isDouble() && w["xmin_age"].toInteger() >= 0, qPrintable(QJsonDocument(w).toJson()));
+        QVERIFY2(w["pins_xmin_s"].isDouble() && w["pins_xmin_s"].toDouble() >= 0, qPrintable(QJsonDocument(w).toJson()));
+        // The text form of the same waiter.
+        const auto text = run({"status", "--dsn", dsn()});
+        const QRegularExpression waiter_line(QString("\\n  waiter pid=%1 mode=exclusive app=\\S* waiting=[0-9.]+m?s "
+                                                     "pins_xmin=[0-9.]+m?s blocked_by=%2\\n").arg(b.pid()).arg(a.pid()));
+        QVERIFY2(waiter_line.match(QString::fromUtf8(text.out)).hasMatch(), text.out.constData());
 
         // The shared lock with two holders.
         const QJsonObject l2 = find_json_lock(locks, k2);
