@@ -20,13 +20,20 @@ bool is_metric_start(char c) { return is_name_start(c) || c == ':'; }
 bool is_metric_char(char c) { return is_name_char(c) || c == ':'; }
 
 // Go's strconv.ParseFloat, which Prometheus uses, takes a leading '+' and "Inf"/"NaN" in any case;
-// std::from_chars takes the words but not the '+', so that is handled here.
+// std::from_chars takes the words but not the '+', so that is handled here. from_chars also takes
+// "nan(...)" and a signed NaN, which Go refuses: NaN must be the bare three letters.
 std::optional<double> parse_float(std::string_view token) {
+    const bool signed_token = !token.empty() && (token.front() == '+' || token.front() == '-');
     if (!token.empty() && token.front() == '+') {
         token.remove_prefix(1);
         if (!token.empty() && (token.front() == '+' || token.front() == '-')) return std::nullopt;
     }
     if (token.empty()) return std::nullopt;
+    const std::string_view unsigned_part = token.front() == '-' ? token.substr(1) : token;
+    if (!unsigned_part.empty() && (unsigned_part.front() == 'n' || unsigned_part.front() == 'N') &&
+        (signed_token || unsigned_part.size() != 3)) {
+        return std::nullopt;
+    }
     double value = 0;
     const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
     if (ec != std::errc{} || end != token.data() + token.size()) return std::nullopt;

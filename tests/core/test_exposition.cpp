@@ -160,20 +160,22 @@ private slots:
             "lock_hold_duration_seconds_count{name=\"a\"} 4\n"
             "other_metric{name=\"b\"} -Inf\n"
             "other_metric_without_labels +Inf\n"
+            "other_metric{name=\"c\"} nan\n"
             "lock_acquires_total{name=\"\",outcome=\"acquired\"} 1";  // no final newline
         const ex::SampleParse samples = ex::parse_samples(text);
         QVERIFY2(!samples.error, samples.error ? samples.error->describe().c_str() : "");
-        QCOMPARE(samples.samples.size(), std::size_t(12));
+        QCOMPARE(samples.samples.size(), std::size_t(13));
         QCOMPARE(samples.samples[0].timestamp_ms.value(), std::int64_t(1700000000000));
         QCOMPARE(samples.samples[0].line, std::size_t(6));
         QCOMPARE(samples.samples[3].timestamp_ms.value(), std::int64_t(-5));
         QVERIFY(std::isnan(samples.samples[7].value));
         QCOMPARE(samples.samples[9].value, -inf);
         QCOMPARE(samples.samples[10].value, inf);
+        QVERIFY(std::isnan(samples.samples[11].value));  // any case, as Go's ParseFloat
 
         const ex::LockParse parsed = ex::extract_lock_metrics(samples.samples);
         QVERIFY(!parsed.error);
-        QCOMPARE(parsed.scrape.samples, std::size_t(12));
+        QCOMPARE(parsed.scrape.samples, std::size_t(13));
         QCOMPARE(parsed.scrape.locks.size(), std::size_t(2));  // "a" and the empty name; not other_metric
         const ex::LockSeries& a = parsed.scrape.locks.at("a");
         QCOMPARE(a.acquires_of("acquired"), 7.0);
@@ -219,6 +221,9 @@ private slots:
             {"a\n", 1, "expected a value"},
             {"a ++1\n", 1, "invalid value"},
             {"a 1e999\n", 1, "invalid value"},
+            {"a nan(1)\n", 1, "invalid value"},   // std::from_chars takes these, Go's ParseFloat does not
+            {"a -NaN\n", 1, "invalid value"},
+            {"a +nan\n", 1, "invalid value"},
             {"ok 1\r\n\r\nbad\xff 1\r\n", 3, "invalid value"},
             {"lock_acquires_total{outcome=\"acquired\"} 1\n", 1, "without a \"name\" label"},
             {"x 1\nlock_acquires_total{name=\"a\"} 1\n", 2, "without an \"outcome\" label"},
