@@ -270,6 +270,33 @@ private slots:
         QVERIFY(locks_->take(uniqueName("writable-again"), TakeMode::Try, false).accepted());
     }
 
+    // A blocking take that was already waiting when read-only mode went on must not be granted
+    // later: switching read-only on cancels it, and the server shows no waiter and no late grant.
+    void readOnlyCancelsWaitsInFlight() {
+        const QByteArray name = uniqueName("readonly-wait");
+        PgConn other(dsn_);
+        other.one("SELECT pg_advisory_lock(" + keyText(name) + ")");
+        const std::string otherPid = other.one("SELECT pg_backend_pid()");
+        const auto held = locks_->take(uniqueName("readonly-held"), TakeMode::Try, false);
+        const auto taken = locks_->take(name, TakeMode::Blocking, false);
+        QTRY_COMPARE_WITH_TIMEOUT(stateOf(held.id), OwnLockState::Held, kWaitMs);
+        QTRY_VERIFY_WITH_TIMEOUT(rowsOf(*judge_, name).find(":f") != std::string::npos, kWaitMs);
+        readOnly_->set(true);
+        QTRY_COMPARE_WITH_TIMEOUT(stateOf(taken.id), OwnLockState::Canceled, kWaitMs);
+        QVERIFY2(locks_->find(taken.id)->message.contains(QStringLiteral("read-only")),
+                 qPrintable(locks_->find(taken.id)->message));
+        QCOMPARE(stateOf(held.id), OwnLockState::Held);  // what is held stays held
+        QCOMPARE(rowsOf(*judge_, name), otherPid + ":t");
+        other.one("SELECT pg_advisory_unlock(" + keyText(name) + ")");
+        QTest::qWait(200);
+        QCOMPARE(rowsOf(*judge_, name), std::string());
+        QCOMPARE(stateOf(taken.id), OwnLockState::Canceled);
+        QSignalSpy settled(locks_.get(), &LockController::allSettled);
+        locks_->releaseAll();
+        QTRY_COMPARE_WITH_TIMEOUT(settled.count(), 1, kWaitMs);
+        readOnly_->set(false);
+    }
+
     void releaseAllCancelsWaitsAndReleases() {
         const QByteArray a = uniqueName("all-a"), b = uniqueName("all-b");
         PgConn other(dsn_);

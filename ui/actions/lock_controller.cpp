@@ -52,6 +52,16 @@ QString pidList(const std::vector<int>& pids) {
 LockController::LockController(ReadOnlySwitch& readOnly, QObject* parent) : QObject(parent), readOnly_(readOnly) {
     // Blocking takes each occupy a worker while they wait; an operator does not queue hundreds.
     workers_.setMaxThreadCount(32);
+    // Read-only means this app changes nothing on the server from now on, and a take still in
+    // flight would: its grant could come minutes later. Its wait is canceled like Cancel does.
+    connect(&readOnly_, &ReadOnlySwitch::changed, this, [this](bool on) {
+        if (!on) return;
+        for (const OwnLock& e : locks_) {
+            if (e.state != OwnLockState::Waiting) continue;
+            canceledByReadOnly_.insert(e.id);
+            if (auto work = work_.value(e.id)) work->stop.request_stop();
+        }
+    });
 }
 
 LockController::~LockController() {
@@ -107,9 +117,10 @@ void LockController::finish(quint64 id, OwnLockState state, const QString& messa
     // what happened.
     if (const OwnLock* e = find(id); !e || !e->active()) return;
     unwatchTransaction(id);
+    const bool byReadOnly = canceledByReadOnly_.remove(id) && state == OwnLockState::Canceled;
     update(id, [&](OwnLock& e) {
         e.state = state;
-        e.message = message;
+        e.message = byReadOnly ? tr("wait canceled: read-only mode was switched on; nothing left waiting") : message;
         e.endedAt = QDateTime::currentDateTime();
     });
     // The guard, lock and transaction go on a worker: their destructors may talk to the server.

@@ -5,7 +5,8 @@
 //
 // A lock whose session dies (terminated, server restart, network cut) turns Lost as soon as the
 // library's watcher (or, for a transaction, the socket) says so: the app never claims a lock it no
-// longer has. In read-only mode the controller refuses every action that would change the server.
+// longer has. In read-only mode the controller refuses every action that would change the server,
+// and switching it on cancels the takes still waiting.
 #pragma once
 
 #include <QHash>
@@ -86,6 +87,7 @@ private:
     std::vector<OwnLock> locks_;
     QHash<quint64, std::shared_ptr<LockWork>> work_;
     QHash<quint64, QSocketNotifier*> txWatch_;
+    QSet<quint64> canceledByReadOnly_;  // waits that read-only mode canceled (their message says so)
     quint64 nextId_ = 1;
     bool settling_ = false;
     QThreadPool workers_;
