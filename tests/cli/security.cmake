@@ -3,4 +3,4 @@
 # of the test's own with scram-sha-256 (tests/support/own_cluster.hpp), hence `pg` without the
 # shared fixture.
 pglock_cli_test(test_cli_bad_input SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cli_bad_input.cpp cli_test_support.hpp
-                LABELS pg security)
+                OWN_CLUSTER LABELS security)

@@ -2,6 +2,9 @@
 // test reconfigures it (TLS, password authentication) and restarts it, and the destructor stops it
 // and removes the dir. Unlike the shared fixture cluster, a test may change anything here.
 // The postgres superuser keeps trust over the unix socket: the test's own administration path.
+// A test that crashes never runs the destructor, so each cluster is also listed in
+// BUILD_DIR/own-clusters/ until it is stopped; `tests/pg/fixture cleanup` (ctest's cleanup
+// fixture `own_clusters`, and scripts/test on exit) stops whatever is still listed there.
 #pragma once
 
 #include <pwd.h>
@@ -41,6 +44,7 @@ public:
         std::string tmpl = "/tmp/pglock-own.XXXXXX";  // not under the build dir: postgres must reach it
         if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
         dir_ = tmpl;
+        register_dir();
         const std::string dsn = run_program(QString::fromStdString(cluster_script()), {"start", QString::fromStdString(dir_)});
         const auto at = dsn.find("port=");
         if (at == std::string::npos) throw std::runtime_error("cluster start printed no port: " + dsn);
@@ -53,6 +57,7 @@ public:
         }
         std::error_code ec;
         std::filesystem::remove_all(dir_, ec);
+        std::filesystem::remove(marker(), ec);
     }
     OwnCluster(const OwnCluster&) = delete;
     OwnCluster& operator=(const OwnCluster&) = delete;
@@ -86,6 +91,15 @@ public:
     void restart() const { run_program(QString::fromStdString(cluster_script()), {"restart", QString::fromStdString(dir_)}); }
 
 private:
+    // BUILD_DIR/own-clusters/<dir's name>, holding the dir: the sweep's list.
+    std::string marker() const {
+        return std::string(PGLOCK_TEST_BUILD_DIR) + "/own-clusters/" + std::filesystem::path(dir_).filename().string();
+    }
+    void register_dir() const {
+        std::error_code ec;
+        std::filesystem::create_directories(std::string(PGLOCK_TEST_BUILD_DIR) + "/own-clusters", ec);
+        std::ofstream(marker()) << dir_ << "\n";
+    }
     static void give_to_server(const std::string& path) {
         if (::geteuid() != 0) return;
         const passwd* pw = ::getpwnam("postgres");
