@@ -5,7 +5,10 @@
 #include <QFile>
 #include <QTreeView>
 
+#include <malloc.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 
@@ -13,14 +16,28 @@
 
 namespace lockscope {
 
-namespace {
-double quantile(std::vector<double> v, double q) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const auto i = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-    return v[std::min(i, v.size() - 1)];
+DelayHistogram::DelayHistogram() : buckets_(static_cast<std::size_t>(2000.0 / kBucketMs) + 1, 0) {}
+
+void DelayHistogram::add(double ms) {
+    ms = std::max(0.0, ms);
+    const auto i = std::min(static_cast<std::size_t>(std::ceil(ms / kBucketMs)), buckets_.size() - 1);
+    ++buckets_[i];
+    ++count_;
+    max_ = std::max(max_, ms);
 }
-double maxOf(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
+
+double DelayHistogram::quantile(double q) const {
+    if (count_ == 0) return 0;
+    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(count_)));
+    std::size_t seen = 0;
+    for (std::size_t i = 0; i < buckets_.size(); ++i) {
+        seen += buckets_[i];
+        if (seen >= std::max<std::size_t>(rank, 1)) return std::min(max_, static_cast<double>(i) * kBucketMs);
+    }
+    return max_;
+}
+
+namespace {
 double threadCpuMs() {
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -47,6 +64,11 @@ long BenchMode::rssKiB() {
     return -1;
 }
 
+long BenchMode::heapInUseKiB() {
+    const struct mallinfo2 info = ::mallinfo2();
+    return static_cast<long>((info.uordblks + info.hblkhd) / 1024);
+}
+
 void BenchMode::start() {
     window_.poller().setBenchmarkInterval(options_.pollInterval);
     rssStart_ = rssKiB();
@@ -64,8 +86,8 @@ void BenchMode::onProbe() {
     const double cpu = threadCpuMs();
     const double busy = cpu - lastProbeCpuMs_;
     lastProbeCpuMs_ = cpu;
-    (polls_ <= 1 ? firstLoadStalls_ : stalls_).push_back(std::max(0.0, late));
-    (polls_ <= 1 ? firstLoadBusy_ : busy_).push_back(busy);
+    (polls_ <= 1 ? firstLoadStalls_ : stalls_).add(late);
+    (polls_ <= 1 ? firstLoadBusy_ : busy_).add(busy);
 }
 
 void BenchMode::onPoll(const PollResultPtr& result) {
@@ -76,10 +98,11 @@ void BenchMode::onPoll(const PollResultPtr& result) {
         rssFirstPoll_ = rssKiB();
     }
     if (options_.rssEvery > 0 && polls_ % options_.rssEvery == 0) {
-        rssAt_.emplace_back(polls_, rssKiB());
+        rssAt_.push_back({polls_, rssKiB(), heapInUseKiB()});
         // Progress as it happens: a long run may be cut short, its numbers so far still count.
-        std::fprintf(stderr, "lockscope bench: %llu polls after %.0f s, RSS %ld KiB\n", static_cast<unsigned long long>(polls_),
-                     static_cast<double>(clock_.elapsed()) / 1000.0, rssAt_.back().second);
+        std::fprintf(stderr, "lockscope bench: %llu polls after %.0f s, RSS %ld KiB, heap in use %ld KiB\n",
+                     static_cast<unsigned long long>(polls_), static_cast<double>(clock_.elapsed()) / 1000.0,
+                     rssAt_.back().rssKiB, rssAt_.back().heapKiB);
     }
     // Queued: finish() quits the app, which must not happen inside the poller's signal.
     if (options_.maxPolls > 0 && polls_ == options_.maxPolls) QMetaObject::invokeMethod(this, &BenchMode::finish, Qt::QueuedConnection);
@@ -99,16 +122,17 @@ void BenchMode::finish() {
                 seconds, static_cast<unsigned long long>(polls_), static_cast<double>(polls_) / seconds,
                 static_cast<long long>(options_.pollInterval.count()), lockRows_, waiterRows_, shown);
     std::printf("event-loop stall (probe every %lld ms): after the first poll max %.1f ms, p99 %.1f ms, p50 %.1f ms over %zu ticks\n",
-                static_cast<long long>(options_.probeInterval.count()), maxOf(stalls_), quantile(stalls_, 0.99),
-                quantile(stalls_, 0.5), stalls_.size());
-    std::printf("GUI-thread CPU between two ticks (the app's own share of a stall): max %.1f ms, p99 %.1f ms\n", maxOf(busy_),
-                quantile(busy_, 0.99));
+                static_cast<long long>(options_.probeInterval.count()), stalls_.max(), stalls_.quantile(0.99),
+                stalls_.quantile(0.5), stalls_.count());
+    std::printf("GUI-thread CPU between two ticks (the app's own share of a stall): max %.1f ms, p99 %.1f ms\n", busy_.max(),
+                busy_.quantile(0.99));
     std::printf("first poll (all rows loaded at once) after %.0f ms; up to then: stall max %.1f ms, GUI-thread CPU max %.1f ms\n",
-                firstPollAtMs_, maxOf(firstLoadStalls_), maxOf(firstLoadBusy_));
+                firstPollAtMs_, firstLoadStalls_.max(), firstLoadBusy_.max());
     std::printf("RSS: %ld KiB at start, %ld KiB after the first poll, %ld KiB at the end\n", rssStart_, rssFirstPoll_, rssKiB());
     if (!rssAt_.empty()) {
-        std::printf("RSS by polls:");
-        for (const auto& [polls, kib] : rssAt_) std::printf(" %llu:%ld", static_cast<unsigned long long>(polls), kib);
+        std::printf("RSS / heap in use by polls:");
+        for (const MemoryAt& m : rssAt_)
+            std::printf(" %llu:%ld/%ld", static_cast<unsigned long long>(m.polls), m.rssKiB, m.heapKiB);
         std::printf(" (KiB)\n");
     }
     std::fflush(stdout);
