@@ -17,6 +17,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <ctime>
 #include <memory>
 
 #include "cli_test_support.hpp"
@@ -96,21 +97,37 @@ private:
 };
 
 // The longest time the event loop went without running a 5 ms timer: what a user would feel
-// as a frozen window.
+// as a frozen window. On a loaded machine (or under a sanitizer) that wall time also counts other
+// processes' turns on the CPU, so the GUI thread's own CPU time between two ticks is kept too:
+// work done on the GUI thread shows there, whatever the load.
 class StallProbe {
 public:
     StallProbe() {
         timer_.setInterval(5);
-        QObject::connect(&timer_, &QTimer::timeout, [this] { maxGapMs_ = std::max(maxGapMs_, since_.restart()); });
+        lastCpuMs_ = threadCpuMs();
+        QObject::connect(&timer_, &QTimer::timeout, [this] {
+            maxGapMs_ = std::max(maxGapMs_, since_.restart());
+            const double cpu = threadCpuMs();
+            maxBusyMs_ = std::max(maxBusyMs_, cpu - lastCpuMs_);
+            lastCpuMs_ = cpu;
+        });
         since_.start();
         timer_.start();
     }
     qint64 maxGapMs() const { return maxGapMs_; }
+    double maxBusyMs() const { return maxBusyMs_; }  // the GUI thread's own CPU between two ticks
 
 private:
+    static double threadCpuMs() {
+        timespec ts{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+    }
     QTimer timer_;
     QElapsedTimer since_;
     qint64 maxGapMs_ = 0;
+    double lastCpuMs_ = 0;
+    double maxBusyMs_ = 0;
 };
 
 QUrl closedPortUrl() {
@@ -264,7 +281,9 @@ private slots:
         QVERIFY2(tookMs >= 1400 && tookMs < 5000, qPrintable(QString("timed out after %1 ms").arg(tookMs)));
         QCOMPARE(silent.connections(), 1);
         qInfo("slow endpoint: error after %lld ms; longest event-loop stall meanwhile %lld ms", tookMs, probe.maxGapMs());
-        QVERIFY2(probe.maxGapMs() < 250, qPrintable(QString("event loop stalled %1 ms").arg(probe.maxGapMs())));
+        // A fetch that blocked the GUI thread would stall it for the whole 1.5 s timeout (a blocked
+        // thread burns no CPU, so wall time is the measure here); the margin is for a loaded machine.
+        QVERIFY2(probe.maxGapMs() < 1000, qPrintable(QString("event loop stalled %1 ms").arg(probe.maxGapMs())));
     }
 
     void huge_response_is_cut_off() {
@@ -280,7 +299,8 @@ private slots:
         qInfo("huge response: cut after the server wrote %lld bytes; longest event-loop stall %lld ms",
               endless.streamed(), probe.maxGapMs());
         QVERIFY(endless.streamed() < qint64(64) << 20);  // aborted, not read to the end
-        QVERIFY2(probe.maxGapMs() < 250, qPrintable(QString("event loop stalled %1 ms").arg(probe.maxGapMs())));
+        QVERIFY2(probe.maxBusyMs() < 250, qPrintable(QString("the GUI thread worked %1 ms between two ticks").arg(probe.maxBusyMs())));
+        QVERIFY2(probe.maxGapMs() < 1000, qPrintable(QString("event loop stalled %1 ms").arg(probe.maxGapMs())));
 
         // A Content-Length over the cap is refused before any of the body is read.
         FakeServer announced(FakeServer::Mode::respond);
@@ -359,9 +379,12 @@ private slots:
         const EndpointStatus status = scraper.status(server.url());
         QCOMPARE(status.bytes, qint64(text.size()));
         QCOMPARE(qsizetype(model.rowCount()), status.locks);
-        qInfo("%lld-byte page: %lld lock names, fetch + parse %lld ms, longest event-loop stall %lld ms", status.bytes,
-              qlonglong(status.locks), status.durationMs, probe.maxGapMs());
-        QVERIFY2(probe.maxGapMs() < 250, qPrintable(QString("event loop stalled %1 ms").arg(probe.maxGapMs())));
+        qInfo("%lld-byte page: %lld lock names, fetch + parse %lld ms, longest event-loop stall %lld ms "
+              "(GUI thread's own CPU %.1f ms)", status.bytes, qlonglong(status.locks), status.durationMs,
+              probe.maxGapMs(), probe.maxBusyMs());
+        // Parsing 4 MiB on the GUI thread would take it as long as the fetch + parse above; what
+        // is left there is merging the rows into the model.
+        QVERIFY2(probe.maxBusyMs() < 250, qPrintable(QString("the GUI thread worked %1 ms between two ticks").arg(probe.maxBusyMs())));
     }
 
     void model_merges_incrementally() {
