@@ -353,8 +353,8 @@ void LocksModel::applySnapshot(std::shared_ptr<const Snapshot> next) {
     static const std::map<int, Backend> kNone;
     const std::vector<int> changed = changedPids(prev ? prev->backends : kNone, next->backends);
 
-    // Rows stay in arrival order: a sorting proxy pays O(rows) for every inserted or removed range
-    // however small, so a poll's changes go out as few ranges as possible. Gone locks leave as
+    // Rows stay in arrival order, and a poll's changes go out as few ranges as possible (each
+    // range costs every listener a pass of its own bookkeeping). Gone locks leave as
     // contiguous runs (from the back, so the runs ahead keep their numbers), the survivors are
     // updated in place, and every new lock is appended in one range at the end. Which old rows
     // match which incoming locks comes from walking byId_ (the previous locks by LockId) and

@@ -5,10 +5,10 @@
 // snapshot into the rows it already has: vanished locks are removed and new ones inserted in
 // contiguous ranges, and dataChanged is emitted only for the cells whose shown data changed. It
 // never resets the model, so a view's selection, expansion and scroll position survive a poll.
-// Lock rows are kept in arrival order (waiters in pid order): gone locks leave as a few contiguous
-// runs and new ones are appended in one range, because a sorting proxy pays O(rows) per range.
-// A LockId-sorted index keeps the merge one linear walk; display order is the job of a
-// QSortFilterProxyModel (LocksFilterProxy).
+// Lock rows are kept in arrival order (waiters in pid order): gone locks leave as contiguous runs
+// and new ones are appended in one range. A LockId-sorted index keeps the merge one linear walk;
+// display order and the filter are the job of LocksFilterProxy, which relies on that order for
+// its ties (arrival order).
 //
 // Rows point into the snapshot they came from (held by a shared_ptr), so merging an unchanged
 // lock copies no strings and data() builds QStrings only when a view asks for them.
