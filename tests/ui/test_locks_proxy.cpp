@@ -157,6 +157,33 @@ private slots:
         QCOMPARE(resets.count(), 0);
     }
 
+    // Sorted by Held for, the once-a-second tick() changes every key by the same amount: no row
+    // moves, and the order stays right. (Placed one by one against neighbours with old keys,
+    // 300 locks taken in the same poll would each move past all the others.)
+    void tick_sorted_by_held_for_moves_nothing() {
+        LocksModel model;
+        LocksFilterProxy proxy;
+        proxy.setSourceModel(&model);
+        World world;
+        for (int k = 1; k <= 300; ++k) world.add(k, {1000 + k});
+        const double start = world.now - 5;
+        model.setHeldSinceProvider([&](const pglock::monitor::LockId& id, int) -> std::optional<double> {
+            return pglock::key_of(id.tag) > 200 ? start - 30 : start;  // two groups of equal starts
+        });
+        model.applySnapshot(world.make());
+        proxy.sort(LocksModel::HeldFor, Qt::AscendingOrder);
+        QSignalSpy moves(&proxy, &QAbstractItemModel::rowsMoved);
+        QSignalSpy layouts(&proxy, &QAbstractItemModel::layoutChanged);
+        QTest::qWait(20);  // time passes: every Held for grows
+        model.tick();
+        QCOMPARE(moves.count(), 0);
+        QCOMPARE(proxy.rowCount(), 300);
+        // Held 5 s first (keys 1-200, arrival order), then held 35 s (201-300).
+        for (int r = 0; r < proxy.rowCount(); ++r)
+            QCOMPARE(proxy.index(r, 0).data(LocksModel::KeyRole).toLongLong(), r + 1);
+        QVERIFY(layouts.count() <= 1);
+    }
+
     // The operator's place in the view survives polls that move, add and remove rows around it.
     void selection_expansion_and_current_survive_polls() {
         LocksModel model;

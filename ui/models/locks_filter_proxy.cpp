@@ -9,7 +9,8 @@ namespace lockscope {
 namespace {
 
 // A dataChanged over more source rows than this (tick(), refreshNames()) goes out as one range
-// over the proxy rows it touches instead of one signal per row.
+// over the proxy rows it touches instead of one signal per row; more sort keys changed at once
+// than this are checked together instead of placed one by one.
 constexpr int kWideChange = 64;
 
 bool affects(const QList<int>& roles, int role) { return roles.isEmpty() || roles.contains(role); }
@@ -318,6 +319,16 @@ void LocksFilterProxy::setFilterText(const QString& text) {
 
 // One layout change: every shown lock's key is read again (the one full pass a click costs).
 void LocksFilterProxy::sort(int column, Qt::SortOrder order) {
+    sortColumn_ = column;
+    sortOrder_ = order;
+    if (sourceModel())
+        for (int src : order_) nodes_[static_cast<std::size_t>(src)]->key = keyOf(sourceModel()->index(src, 0));
+    resort();
+}
+
+// Puts every shown row (and its waiters) in order under the keys they have, as one layout change
+// that carries the persistent indexes (selection, current, expansion) along.
+void LocksFilterProxy::resort() {
     emit layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
     const QModelIndexList from = persistentIndexList();
     struct Was {
@@ -335,12 +346,9 @@ void LocksFilterProxy::sort(int column, Qt::SortOrder order) {
             was.push_back({src, n->kids[static_cast<std::size_t>(idx.row())]});
         }
     }
-    sortColumn_ = column;
-    sortOrder_ = order;
     if (sourceModel()) {
         for (int src : order_) {
             Node* n = nodes_[static_cast<std::size_t>(src)].get();
-            n->key = keyOf(sourceModel()->index(src, 0));
             if (n->kids.size() > 1) n->kids = wantedKids(src);
         }
         std::sort(order_.begin(), order_.end(),
@@ -501,11 +509,20 @@ void LocksFilterProxy::onDataChanged(const QModelIndex& topLeft, const QModelInd
             }
         }
         hide(std::move(gone));
-        // One at a time: every row but the one being placed is in order, so binary search holds.
-        for (auto& [r, key] : moved) {
-            if (proxyOf_[static_cast<std::size_t>(r)] < 0) continue;
-            nodes_[static_cast<std::size_t>(r)]->key = std::move(key);
-            reposition(r);
+        if (moved.size() > static_cast<std::size_t>(kWideChange)) {
+            // Many keys at once (tick() when sorted by Held for: every key moves by the same
+            // second): placing them one by one against neighbours that still have their old keys
+            // would move rows for nothing. All keys first, then one check, a re-sort only if needed.
+            for (auto& [r, key] : moved) nodes_[static_cast<std::size_t>(r)]->key = std::move(key);
+            const auto less = [this](int a, int b) { return before(nodes_[static_cast<std::size_t>(a)].get(), nodes_[static_cast<std::size_t>(b)].get()); };
+            if (!std::is_sorted(order_.begin(), order_.end(), less)) resort();
+        } else {
+            // One at a time: every row but the one being placed is in order, so binary search holds.
+            for (auto& [r, key] : moved) {
+                if (proxyOf_[static_cast<std::size_t>(r)] < 0) continue;
+                nodes_[static_cast<std::size_t>(r)]->key = std::move(key);
+                reposition(r);
+            }
         }
         show(std::move(come));
 

@@ -96,6 +96,7 @@ private:
     void show(std::vector<int> rows);
     void hide(std::vector<int> rows);
     void reposition(int src);
+    void resort();
     void syncKids(int src, SkippedRows skip = {});
     void settle(int src);
     void refilter();
