@@ -2,6 +2,8 @@
 find_package(PostgreSQL REQUIRED)
 # Snapshots built in the test: merge signals, roles, proxy filter/sort, and a 10k-lock timing print.
 pglock_add_test(test_locks_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_locks_model.cpp LIBS lockscope_ui)
+# LocksFilterProxy: order and filter after random polls against a full sort; the view's place kept.
+pglock_add_test(test_locks_proxy SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_locks_proxy.cpp LIBS lockscope_ui)
 pglock_add_test(test_session_info SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_session_info.cpp LIBS lockscope_ui)
 # A real lock on the test server, polled by the monitor, found in the model and gone after release.
 pglock_add_test(test_locks_model_pg SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_locks_model_pg.cpp PG

@@ -2,21 +2,310 @@
 
 #include "models/locks_model.hpp"
 
+#include <algorithm>
+
 namespace lockscope {
 
-LocksFilterProxy::LocksFilterProxy(QObject* parent) : QSortFilterProxyModel(parent) {
-    // A waiter that matches keeps its lock; a lock that matches keeps all its waiters, which is
-    // what an operator searching for a lock wants to see.
-    setRecursiveFilteringEnabled(true);
-    setAutoAcceptChildRows(true);
-    setSortRole(LocksModel::SortRole);
-    setSortCaseSensitivity(Qt::CaseInsensitive);
-    // The filter reads FilterRole and PidsRole only. Naming FilterRole here tells the base class
-    // that the model's once-a-second tick() (Display and Sort roles of Held for) cannot change
-    // what is filtered, so it does not refilter 10k rows every second.
-    setFilterRole(LocksModel::FilterRole);
-    setDynamicSortFilter(true);
+namespace {
+
+// A dataChanged over more source rows than this (tick(), refreshNames()) goes out as one range
+// over the proxy rows it touches instead of one signal per row; more sort keys changed at once
+// than this are checked together instead of placed one by one.
+constexpr int kWideChange = 64;
+
+bool affects(const QList<int>& roles, int role) { return roles.isEmpty() || roles.contains(role); }
+
+}  // namespace
+
+LocksFilterProxy::LocksFilterProxy(QObject* parent) : QAbstractProxyModel(parent) {}
+
+LocksFilterProxy::~LocksFilterProxy() = default;
+
+// ---- keys and the filter ---------------------------------------------------------------------
+
+// <0, 0, >0. No value sorts after every value, as in QSortFilterProxyModel::lessThan.
+int LocksFilterProxy::compare(const SortKey& a, const SortKey& b) {
+    if (a.kind == SortKey::None || b.kind == SortKey::None) return int(a.kind == SortKey::None) - int(b.kind == SortKey::None);
+    if (a.kind == SortKey::Text || b.kind == SortKey::Text) {
+        if (a.kind != b.kind) return a.kind == SortKey::Text ? 1 : -1;
+        return a.text.compare(b.text);
+    }
+    if (a.kind == SortKey::Int && b.kind == SortKey::Int) return a.i < b.i ? -1 : (b.i < a.i ? 1 : 0);
+    const double x = a.kind == SortKey::Int ? static_cast<double>(a.i) : a.d;
+    const double y = b.kind == SortKey::Int ? static_cast<double>(b.i) : b.d;
+    return x < y ? -1 : (y < x ? 1 : 0);
 }
+
+LocksFilterProxy::SortKey LocksFilterProxy::keyOf(const QModelIndex& source) const {
+    SortKey k;
+    if (sortColumn_ < 0) return k;
+    const QVariant v = sourceModel()->index(source.row(), sortColumn_, source.parent()).data(LocksModel::SortRole);
+    switch (v.typeId()) {
+    case QMetaType::UnknownType: break;
+    case QMetaType::Int:
+    case QMetaType::LongLong:
+    case QMetaType::Short:
+    case QMetaType::Long:
+    case QMetaType::UInt:
+    case QMetaType::Bool:
+        k.kind = SortKey::Int;
+        k.i = v.toLongLong();
+        break;
+    case QMetaType::Double:
+    case QMetaType::Float:
+        k.kind = SortKey::Real;
+        k.d = v.toDouble();
+        break;
+    default:
+        k.kind = SortKey::Text;
+        k.text = v.toString().toCaseFolded();
+    }
+    return k;
+}
+
+// Ties in arrival order (node ids are handed out as rows arrive; LocksModel appends new locks,
+// so this is its row order too) in both directions.
+bool LocksFilterProxy::before(const Node* a, const Node* b) const {
+    if (sortColumn_ >= 0) {
+        const int c = compare(a->key, b->key);
+        if (c != 0) return sortOrder_ == Qt::AscendingOrder ? c < 0 : c > 0;
+    }
+    return a->id < b->id;
+}
+
+// The proxy row of a shown node, for a waiter index's parent: its last known row if still right,
+// else a binary search (order_ is sorted by before()), else a scan (only mid-move). -1: hidden.
+int LocksFilterProxy::rowOfNode(const Node* n) const {
+    const auto at = [this](std::size_t p) { return nodes_[static_cast<std::size_t>(order_[p])].get(); };
+    if (n->hint >= 0 && static_cast<std::size_t>(n->hint) < order_.size() && at(static_cast<std::size_t>(n->hint)) == n) return n->hint;
+    std::size_t lo = 0, hi = order_.size();
+    while (lo < hi) {
+        const std::size_t mid = (lo + hi) / 2;
+        if (before(at(mid), n)) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < order_.size() && at(lo) == n) return n->hint = static_cast<int>(lo);
+    for (std::size_t p = 0; p < order_.size(); ++p)
+        if (at(p) == n) return n->hint = static_cast<int>(p);
+    return -1;
+}
+
+bool LocksFilterProxy::matches(const QModelIndex& source) const {
+    if (text_.isEmpty()) return true;
+    if (source.data(LocksModel::FilterRole).toString().contains(text_, Qt::CaseInsensitive)) return true;
+    return pid_ && source.data(LocksModel::PidsRole).value<QList<int>>().contains(*pid_);
+}
+
+// Shown: no filter, the lock matches, or one of its waiters does.
+bool LocksFilterProxy::wanted(int src, SkippedRows skip) const {
+    if (text_.isEmpty() || nodes_[static_cast<std::size_t>(src)]->self) return true;
+    const QModelIndex parent = sourceModel()->index(src, 0);
+    const int count = sourceModel()->rowCount(parent);
+    for (int r = 0; r < count; ++r)
+        if (!skip.has(r) && matches(sourceModel()->index(r, 0, parent))) return true;
+    return false;
+}
+
+// A shown lock's waiters: all of them when the lock matches, else the matching ones; sorted.
+std::vector<int> LocksFilterProxy::wantedKids(int src, SkippedRows skip) const {
+    const bool all = text_.isEmpty() || nodes_[static_cast<std::size_t>(src)]->self;
+    const QModelIndex parent = sourceModel()->index(src, 0);
+    const int count = sourceModel()->rowCount(parent);
+    std::vector<std::pair<SortKey, int>> kids;
+    for (int r = 0; r < count; ++r) {
+        if (skip.has(r)) continue;
+        const QModelIndex kid = sourceModel()->index(r, 0, parent);
+        if (all || matches(kid)) kids.emplace_back(keyOf(kid), r);
+    }
+    if (sortColumn_ >= 0 && kids.size() > 1) {
+        std::stable_sort(kids.begin(), kids.end(), [this](const auto& a, const auto& b) {
+            const int c = compare(a.first, b.first);
+            return sortOrder_ == Qt::AscendingOrder ? c < 0 : c > 0;
+        });
+    }
+    std::vector<int> out;
+    out.reserve(kids.size());
+    for (const auto& k : kids) out.push_back(k.second);
+    return out;
+}
+
+// ---- the shown rows ----------------------------------------------------------------------------
+
+// Inserts hidden rows at their sorted places: one range per gap between shown rows they land in.
+void LocksFilterProxy::show(std::vector<int> rows) {
+    if (rows.empty()) return;
+    for (int r : rows) nodes_[static_cast<std::size_t>(r)]->key = keyOf(sourceModel()->index(r, 0));
+    const auto less = [this](int a, int b) { return before(nodes_[static_cast<std::size_t>(a)].get(), nodes_[static_cast<std::size_t>(b)].get()); };
+    std::sort(rows.begin(), rows.end(), less);
+    std::size_t k = 0;
+    while (k < rows.size()) {
+        const auto pos = static_cast<std::size_t>(std::lower_bound(order_.begin(), order_.end(), rows[k], less) - order_.begin());
+        std::size_t end = k + 1;
+        while (end < rows.size() && (pos == order_.size() || less(rows[end], order_[pos]))) ++end;
+        const auto count = static_cast<int>(end - k);
+        for (std::size_t i = k; i < end; ++i) nodes_[static_cast<std::size_t>(rows[i])]->kids = wantedKids(rows[i]);
+        beginInsertRows({}, static_cast<int>(pos), static_cast<int>(pos) + count - 1);
+        for (int& p : proxyOf_)
+            if (p >= static_cast<int>(pos)) p += count;
+        order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(pos), rows.begin() + static_cast<std::ptrdiff_t>(k),
+                      rows.begin() + static_cast<std::ptrdiff_t>(end));
+        for (std::size_t i = k; i < end; ++i) proxyOf_[static_cast<std::size_t>(rows[i])] = static_cast<int>(pos + (i - k));
+        endInsertRows();
+        k = end;
+    }
+}
+
+// Removes shown rows: one range per run of adjacent proxy rows, from the back.
+void LocksFilterProxy::hide(std::vector<int> rows) {
+    if (rows.empty()) return;
+    std::vector<int> at;
+    at.reserve(rows.size());
+    for (int r : rows) at.push_back(proxyOf_[static_cast<std::size_t>(r)]);
+    std::sort(at.begin(), at.end(), std::greater<>());
+    std::size_t k = 0;
+    while (k < at.size()) {
+        std::size_t end = k + 1;
+        while (end < at.size() && at[end] == at[end - 1] - 1) ++end;
+        const int first = at[end - 1], last = at[k], count = last - first + 1;
+        beginRemoveRows({}, first, last);
+        for (int p = first; p <= last; ++p) {
+            const auto src = static_cast<std::size_t>(order_[static_cast<std::size_t>(p)]);
+            proxyOf_[src] = -1;
+            nodes_[src]->kids.clear();
+        }
+        order_.erase(order_.begin() + first, order_.begin() + last + 1);
+        for (int& p : proxyOf_)
+            if (p > last) p -= count;
+        endRemoveRows();
+        k = end;
+    }
+}
+
+// A shown row whose key changed (every other row is in place): move it where it belongs. A move,
+// not remove + insert, so that its selection, expansion and persistent indexes stay.
+void LocksFilterProxy::reposition(int src) {
+    const auto less = [this](int a, int b) { return before(nodes_[static_cast<std::size_t>(a)].get(), nodes_[static_cast<std::size_t>(b)].get()); };
+    const auto p = static_cast<std::size_t>(proxyOf_[static_cast<std::size_t>(src)]);
+    std::size_t from = 0, to = 0;  // the rows [from, to) get new numbers
+    if (p > 0 && less(src, order_[p - 1])) {
+        const auto t = static_cast<std::size_t>(std::lower_bound(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(p), src, less) - order_.begin());
+        beginMoveRows({}, static_cast<int>(p), static_cast<int>(p), {}, static_cast<int>(t));
+        std::rotate(order_.begin() + static_cast<std::ptrdiff_t>(t), order_.begin() + static_cast<std::ptrdiff_t>(p),
+                    order_.begin() + static_cast<std::ptrdiff_t>(p) + 1);
+        from = t;
+        to = p + 1;
+    } else if (p + 1 < order_.size() && less(order_[p + 1], src)) {
+        const auto t = static_cast<std::size_t>(std::lower_bound(order_.begin() + static_cast<std::ptrdiff_t>(p) + 1, order_.end(), src, less) - order_.begin());
+        beginMoveRows({}, static_cast<int>(p), static_cast<int>(p), {}, static_cast<int>(t));
+        std::rotate(order_.begin() + static_cast<std::ptrdiff_t>(p), order_.begin() + static_cast<std::ptrdiff_t>(p) + 1,
+                    order_.begin() + static_cast<std::ptrdiff_t>(t));
+        from = p;
+        to = t;
+    } else {
+        return;
+    }
+    for (std::size_t i = from; i < to; ++i) proxyOf_[static_cast<std::size_t>(order_[i])] = static_cast<int>(i);
+    endMoveRows();
+}
+
+// Brings a shown row's waiter rows to wantedKids(): removals, then a re-sort of the survivors if
+// their order changed (a layout change of this parent only), then insertions.
+void LocksFilterProxy::syncKids(int src, SkippedRows skip) {
+    Node* n = nodes_[static_cast<std::size_t>(src)].get();
+    const std::vector<int> want = wantedKids(src, skip);
+    if (want == n->kids) return;
+    const QModelIndex parent = createIndex(proxyOf_[static_cast<std::size_t>(src)], 0, quintptr(0));
+    for (std::size_t i = n->kids.size(); i-- > 0;) {
+        if (std::find(want.begin(), want.end(), n->kids[i]) != want.end()) continue;
+        beginRemoveRows(parent, static_cast<int>(i), static_cast<int>(i));
+        n->kids.erase(n->kids.begin() + static_cast<std::ptrdiff_t>(i));
+        endRemoveRows();
+    }
+    std::vector<int> survivors;
+    for (int r : want)
+        if (std::find(n->kids.begin(), n->kids.end(), r) != n->kids.end()) survivors.push_back(r);
+    if (survivors != n->kids) {
+        const QList<QPersistentModelIndex> parents{QPersistentModelIndex(parent)};
+        emit layoutAboutToBeChanged(parents, QAbstractItemModel::VerticalSortHint);
+        QModelIndexList from, to;
+        for (const QModelIndex& idx : persistentIndexList()) {
+            if (idx.internalId() != n->id) continue;
+            const int r = n->kids[static_cast<std::size_t>(idx.row())];
+            const auto at = std::find(survivors.begin(), survivors.end(), r) - survivors.begin();
+            from << idx;
+            to << createIndex(static_cast<int>(at), idx.column(), static_cast<quintptr>(n->id));
+        }
+        n->kids = survivors;
+        changePersistentIndexList(from, to);
+        emit layoutChanged(parents, QAbstractItemModel::VerticalSortHint);
+    }
+    for (std::size_t j = 0; j < want.size(); ++j) {
+        if (j < n->kids.size() && n->kids[j] == want[j]) continue;
+        beginInsertRows(parent, static_cast<int>(j), static_cast<int>(j));
+        n->kids.insert(n->kids.begin() + static_cast<std::ptrdiff_t>(j), want[j]);
+        endInsertRows();
+    }
+}
+
+// After a change under a lock: its own match read again (the lock's row may have been merged
+// before its dataChanged arrives), then shown, hidden or its waiters brought up to date.
+void LocksFilterProxy::settle(int src) {
+    Node* n = nodes_[static_cast<std::size_t>(src)].get();
+    if (!text_.isEmpty()) n->self = matches(sourceModel()->index(src, 0));
+    const bool want = wanted(src);
+    const bool shown = proxyOf_[static_cast<std::size_t>(src)] >= 0;
+    if (shown && !want)
+        hide({src});
+    else if (!shown && want)
+        show({src});
+    else if (shown)
+        syncKids(src);
+}
+
+void LocksFilterProxy::rebuild() {
+    nodes_.clear();
+    proxyOf_.clear();
+    order_.clear();
+    byId_.clear();
+    if (!sourceModel()) return;
+    const int count = sourceModel()->rowCount();
+    nodes_.reserve(static_cast<std::size_t>(count));
+    proxyOf_.assign(static_cast<std::size_t>(count), -1);
+    for (int r = 0; r < count; ++r) {
+        auto n = std::make_unique<Node>();
+        n->id = nextId_++;
+        n->self = matches(sourceModel()->index(r, 0));
+        byId_.emplace(n->id, n.get());
+        nodes_.push_back(std::move(n));
+    }
+    for (int r = 0; r < count; ++r) {
+        if (!wanted(r)) continue;
+        Node* n = nodes_[static_cast<std::size_t>(r)].get();
+        n->key = keyOf(sourceModel()->index(r, 0));
+        n->kids = wantedKids(r);
+        order_.push_back(r);
+    }
+    std::sort(order_.begin(), order_.end(),
+              [this](int a, int b) { return before(nodes_[static_cast<std::size_t>(a)].get(), nodes_[static_cast<std::size_t>(b)].get()); });
+    for (std::size_t p = 0; p < order_.size(); ++p) proxyOf_[static_cast<std::size_t>(order_[p])] = static_cast<int>(p);
+}
+
+void LocksFilterProxy::refilter() {
+    std::vector<int> gone, come, stay;
+    for (int r = 0; r < static_cast<int>(nodes_.size()); ++r) {
+        nodes_[static_cast<std::size_t>(r)]->self = matches(sourceModel()->index(r, 0));
+        const bool want = wanted(r);
+        const bool shown = proxyOf_[static_cast<std::size_t>(r)] >= 0;
+        if (shown && !want) gone.push_back(r);
+        else if (!shown && want) come.push_back(r);
+        else if (shown) stay.push_back(r);
+    }
+    hide(std::move(gone));
+    for (int r : stay) syncKids(r);
+    show(std::move(come));
+}
+
+// ---- the operator's requests -----------------------------------------------------------------
 
 void LocksFilterProxy::setFilterText(const QString& text) {
     const QString trimmed = text.trimmed();
@@ -25,14 +314,350 @@ void LocksFilterProxy::setFilterText(const QString& text) {
     bool ok = false;
     const int pid = text_.toInt(&ok);
     pid_ = ok && pid > 0 ? std::optional<int>(pid) : std::nullopt;
-    invalidateFilter();
+    if (sourceModel()) refilter();
 }
 
-bool LocksFilterProxy::filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const {
-    if (text_.isEmpty()) return true;
-    const QModelIndex idx = sourceModel()->index(sourceRow, 0, sourceParent);
-    if (idx.data(LocksModel::FilterRole).toString().contains(text_, Qt::CaseInsensitive)) return true;
-    return pid_ && idx.data(LocksModel::PidsRole).value<QList<int>>().contains(*pid_);
+// One layout change: every shown lock's key is read again (the one full pass a click costs).
+void LocksFilterProxy::sort(int column, Qt::SortOrder order) {
+    sortColumn_ = column;
+    sortOrder_ = order;
+    if (sourceModel())
+        for (int src : order_) nodes_[static_cast<std::size_t>(src)]->key = keyOf(sourceModel()->index(src, 0));
+    resort();
+}
+
+// Puts every shown row (and its waiters) in order under the keys they have, as one layout change
+// that carries the persistent indexes (selection, current, expansion) along.
+void LocksFilterProxy::resort() {
+    emit layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
+    const QModelIndexList from = persistentIndexList();
+    struct Was {
+        int src;  // the lock's source row
+        int kid;  // source child row, or -1 for a lock row
+    };
+    std::vector<Was> was;
+    was.reserve(static_cast<std::size_t>(from.size()));
+    for (const QModelIndex& idx : from) {
+        if (idx.internalId() == 0) {
+            was.push_back({order_[static_cast<std::size_t>(idx.row())], -1});
+        } else {
+            const Node* n = byId_.at(idx.internalId());
+            const int src = order_[static_cast<std::size_t>(rowOfNode(n))];
+            was.push_back({src, n->kids[static_cast<std::size_t>(idx.row())]});
+        }
+    }
+    if (sourceModel()) {
+        for (int src : order_) {
+            Node* n = nodes_[static_cast<std::size_t>(src)].get();
+            if (n->kids.size() > 1) n->kids = wantedKids(src);
+        }
+        std::sort(order_.begin(), order_.end(),
+                  [this](int a, int b) { return before(nodes_[static_cast<std::size_t>(a)].get(), nodes_[static_cast<std::size_t>(b)].get()); });
+        for (std::size_t p = 0; p < order_.size(); ++p) proxyOf_[static_cast<std::size_t>(order_[p])] = static_cast<int>(p);
+    }
+    QModelIndexList to;
+    to.reserve(from.size());
+    for (qsizetype i = 0; i < from.size(); ++i) {
+        const Was& w = was[static_cast<std::size_t>(i)];
+        if (w.kid < 0) {
+            to << createIndex(proxyOf_[static_cast<std::size_t>(w.src)], from[i].column(), quintptr(0));
+        } else {
+            const Node* n = nodes_[static_cast<std::size_t>(w.src)].get();
+            const auto at = std::find(n->kids.begin(), n->kids.end(), w.kid) - n->kids.begin();
+            to << createIndex(static_cast<int>(at), from[i].column(), static_cast<quintptr>(n->id));
+        }
+    }
+    changePersistentIndexList(from, to);
+    emit layoutChanged({}, QAbstractItemModel::VerticalSortHint);
+}
+
+// ---- source signals ------------------------------------------------------------------------
+
+void LocksFilterProxy::setSourceModel(QAbstractItemModel* source) {
+    beginResetModel();
+    for (const auto& c : connections_) disconnect(c);
+    connections_.clear();
+    QAbstractProxyModel::setSourceModel(source);
+    if (source) {
+        const auto reset = [this] { beginResetModel(); };
+        const auto rebuilt = [this] {
+            rebuild();
+            endResetModel();
+        };
+        connections_ = {
+            connect(source, &QAbstractItemModel::rowsInserted, this, &LocksFilterProxy::onRowsInserted),
+            connect(source, &QAbstractItemModel::rowsAboutToBeRemoved, this, &LocksFilterProxy::onRowsAboutToBeRemoved),
+            connect(source, &QAbstractItemModel::rowsRemoved, this, &LocksFilterProxy::onRowsRemoved),
+            connect(source, &QAbstractItemModel::dataChanged, this, &LocksFilterProxy::onDataChanged),
+            connect(source, &QAbstractItemModel::headerDataChanged, this, &QAbstractItemModel::headerDataChanged),
+            // LocksModel never moves rows or changes its layout; should a source do so, start over.
+            connect(source, &QAbstractItemModel::modelAboutToBeReset, this, reset),
+            connect(source, &QAbstractItemModel::modelReset, this, rebuilt),
+            connect(source, &QAbstractItemModel::layoutAboutToBeChanged, this, reset),
+            connect(source, &QAbstractItemModel::layoutChanged, this, rebuilt),
+            connect(source, &QAbstractItemModel::rowsAboutToBeMoved, this, reset),
+            connect(source, &QAbstractItemModel::rowsMoved, this, rebuilt),
+            // The base class switches to an empty model then; the nodes must not outlive theirs.
+            connect(source, &QObject::destroyed, this,
+                    [this] {
+                        beginResetModel();
+                        nodes_.clear();
+                        proxyOf_.clear();
+                        order_.clear();
+                        byId_.clear();
+                        endResetModel();
+                    }),
+        };
+    }
+    rebuild();
+    endResetModel();
+}
+
+void LocksFilterProxy::onRowsInserted(const QModelIndex& parent, int first, int last) {
+    const int count = last - first + 1;
+    if (!parent.isValid()) {
+        std::vector<std::unique_ptr<Node>> added;
+        for (int r = first; r <= last; ++r) {
+            auto n = std::make_unique<Node>();
+            n->id = nextId_++;
+            byId_.emplace(n->id, n.get());
+            added.push_back(std::move(n));
+        }
+        nodes_.insert(nodes_.begin() + first, std::make_move_iterator(added.begin()), std::make_move_iterator(added.end()));
+        proxyOf_.insert(proxyOf_.begin() + first, static_cast<std::size_t>(count), -1);
+        for (int& s : order_)
+            if (s >= first) s += count;
+        std::vector<int> shown;
+        for (int r = first; r <= last; ++r) {
+            nodes_[static_cast<std::size_t>(r)]->self = matches(sourceModel()->index(r, 0));
+            if (wanted(r)) shown.push_back(r);
+        }
+        show(std::move(shown));
+        return;
+    }
+    if (parent.parent().isValid()) return;  // LocksModel has two levels
+    Node* n = nodes_[static_cast<std::size_t>(parent.row())].get();
+    for (int& r : n->kids)
+        if (r >= first) r += count;
+    settle(parent.row());
+}
+
+void LocksFilterProxy::onRowsAboutToBeRemoved(const QModelIndex& parent, int first, int last) {
+    if (!parent.isValid()) {
+        std::vector<int> shown;
+        for (int r = first; r <= last; ++r)
+            if (proxyOf_[static_cast<std::size_t>(r)] >= 0) shown.push_back(r);
+        hide(std::move(shown));
+        return;
+    }
+    if (parent.parent().isValid()) return;
+    // A hidden lock can only come back once the rows are gone (onRowsRemoved).
+    const int src = parent.row();
+    if (proxyOf_[static_cast<std::size_t>(src)] < 0) return;
+    if (!text_.isEmpty()) nodes_[static_cast<std::size_t>(src)]->self = matches(parent);
+    if (!wanted(src, {first, last}))
+        hide({src});
+    else
+        syncKids(src, {first, last});
+}
+
+void LocksFilterProxy::onRowsRemoved(const QModelIndex& parent, int first, int last) {
+    const int count = last - first + 1;
+    if (!parent.isValid()) {
+        for (int r = first; r <= last; ++r) byId_.erase(nodes_[static_cast<std::size_t>(r)]->id);
+        nodes_.erase(nodes_.begin() + first, nodes_.begin() + last + 1);
+        proxyOf_.erase(proxyOf_.begin() + first, proxyOf_.begin() + last + 1);
+        for (int& s : order_)
+            if (s > last) s -= count;
+        return;
+    }
+    if (parent.parent().isValid()) return;
+    Node* n = nodes_[static_cast<std::size_t>(parent.row())].get();
+    for (int& r : n->kids)
+        if (r > last) r -= count;
+    if (proxyOf_[static_cast<std::size_t>(parent.row())] < 0) settle(parent.row());
+}
+
+void LocksFilterProxy::onDataChanged(const QModelIndex& topLeft, const QModelIndex& bottomRight, const QList<int>& roles) {
+    if (!topLeft.isValid()) return;
+    const bool sortHit = sortColumn_ >= topLeft.column() && sortColumn_ <= bottomRight.column() && affects(roles, LocksModel::SortRole);
+    const bool filterHit = !text_.isEmpty() && (affects(roles, LocksModel::FilterRole) || affects(roles, LocksModel::PidsRole));
+    const QModelIndex sourceParent = topLeft.parent();
+
+    if (!sourceParent.isValid()) {
+        std::vector<int> gone, come;
+        std::vector<std::pair<int, SortKey>> moved;
+        for (int r = topLeft.row(); r <= bottomRight.row(); ++r) {
+            Node* n = nodes_[static_cast<std::size_t>(r)].get();
+            const bool shown = proxyOf_[static_cast<std::size_t>(r)] >= 0;
+            if (filterHit) {
+                const bool self = matches(sourceModel()->index(r, 0));
+                if (self != n->self) {
+                    n->self = self;
+                    const bool want = wanted(r);
+                    if (shown && !want) {
+                        gone.push_back(r);
+                        continue;
+                    }
+                    if (!shown && want) come.push_back(r);
+                    if (shown) syncKids(r);  // all waiters or the matching ones
+                }
+            }
+            if (sortHit && shown) {
+                SortKey key = keyOf(sourceModel()->index(r, 0));
+                if (compare(key, n->key) != 0 || key.kind != n->key.kind) moved.emplace_back(r, std::move(key));
+            }
+        }
+        hide(std::move(gone));
+        if (moved.size() > static_cast<std::size_t>(kWideChange)) {
+            // Many keys at once (tick() when sorted by Held for: every key moves by the same
+            // second): placing them one by one against neighbours that still have their old keys
+            // would move rows for nothing. All keys first, then one check, a re-sort only if needed.
+            for (auto& [r, key] : moved) nodes_[static_cast<std::size_t>(r)]->key = std::move(key);
+            const auto less = [this](int a, int b) { return before(nodes_[static_cast<std::size_t>(a)].get(), nodes_[static_cast<std::size_t>(b)].get()); };
+            if (!std::is_sorted(order_.begin(), order_.end(), less)) resort();
+        } else {
+            // One at a time: every row but the one being placed is in order, so binary search holds.
+            for (auto& [r, key] : moved) {
+                if (proxyOf_[static_cast<std::size_t>(r)] < 0) continue;
+                nodes_[static_cast<std::size_t>(r)]->key = std::move(key);
+                reposition(r);
+            }
+        }
+        show(std::move(come));
+
+        if (bottomRight.row() - topLeft.row() >= kWideChange) {
+            int lo = -1, hi = -1;
+            for (int r = topLeft.row(); r <= bottomRight.row(); ++r) {
+                const int p = proxyOf_[static_cast<std::size_t>(r)];
+                if (p < 0) continue;
+                lo = lo < 0 ? p : std::min(lo, p);
+                hi = std::max(hi, p);
+            }
+            if (lo >= 0) emit dataChanged(index(lo, topLeft.column()), index(hi, bottomRight.column()), roles);
+        } else {
+            for (int r = topLeft.row(); r <= bottomRight.row(); ++r) {
+                const int p = proxyOf_[static_cast<std::size_t>(r)];
+                if (p >= 0) emit dataChanged(index(p, topLeft.column()), index(p, bottomRight.column()), roles);
+            }
+        }
+        return;
+    }
+
+    if (sourceParent.parent().isValid()) return;
+    const int src = sourceParent.row();
+    if (sortHit || filterHit) settle(src);
+    const int lockRow = proxyOf_[static_cast<std::size_t>(src)];
+    if (lockRow < 0) return;
+    const Node* n = nodes_[static_cast<std::size_t>(src)].get();
+    const QModelIndex parent = createIndex(lockRow, 0, quintptr(0));
+    for (int r = topLeft.row(); r <= bottomRight.row(); ++r) {
+        const auto at = std::find(n->kids.begin(), n->kids.end(), r);
+        if (at == n->kids.end()) continue;
+        const int k = static_cast<int>(at - n->kids.begin());
+        emit dataChanged(index(k, topLeft.column(), parent), index(k, bottomRight.column(), parent), roles);
+    }
+}
+
+// ---- item model ------------------------------------------------------------------------------
+//
+// internalId: 0 for a lock row; for a waiter row, the id of its lock's node (stable while the
+// lock exists, never reused, looked up in byId_), so a stale waiter index finds no parent rather
+// than another lock.
+
+QModelIndex LocksFilterProxy::index(int row, int column, const QModelIndex& parent) const {
+    if (row < 0 || column < 0 || column >= columnCount()) return {};
+    if (!parent.isValid()) return row < static_cast<int>(order_.size()) ? createIndex(row, column, quintptr(0)) : QModelIndex();
+    if (parent.internalId() != 0 || parent.column() != 0 || parent.row() >= static_cast<int>(order_.size())) return {};
+    const Node* n = nodes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(parent.row())])].get();
+    if (static_cast<std::size_t>(row) >= n->kids.size()) return {};
+    n->hint = parent.row();
+    return createIndex(row, column, static_cast<quintptr>(n->id));
+}
+
+QModelIndex LocksFilterProxy::parent(const QModelIndex& child) const {
+    if (!child.isValid() || child.internalId() == 0) return {};
+    const auto it = byId_.find(child.internalId());
+    if (it == byId_.end()) return {};
+    const int row = rowOfNode(it->second);
+    return row < 0 ? QModelIndex() : createIndex(row, 0, quintptr(0));
+}
+
+QModelIndex LocksFilterProxy::sibling(int row, int column, const QModelIndex& idx) const {
+    return idx.isValid() ? index(row, column, parent(idx)) : QModelIndex();
+}
+
+int LocksFilterProxy::rowCount(const QModelIndex& parent) const {
+    if (!parent.isValid()) return static_cast<int>(order_.size());
+    if (parent.internalId() != 0 || parent.column() != 0 || parent.row() >= static_cast<int>(order_.size())) return 0;
+    return static_cast<int>(nodes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(parent.row())])]->kids.size());
+}
+
+int LocksFilterProxy::columnCount(const QModelIndex&) const { return sourceModel() ? sourceModel()->columnCount() : 0; }
+
+bool LocksFilterProxy::hasChildren(const QModelIndex& parent) const { return rowCount(parent) > 0; }
+
+QVariant LocksFilterProxy::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation == Qt::Horizontal && sourceModel()) return sourceModel()->headerData(section, orientation, role);
+    return QAbstractProxyModel::headerData(section, orientation, role);
+}
+
+QModelIndex LocksFilterProxy::mapToSource(const QModelIndex& proxyIndex) const {
+    if (!proxyIndex.isValid() || !sourceModel()) return {};
+    if (proxyIndex.internalId() == 0) {
+        if (proxyIndex.row() >= static_cast<int>(order_.size())) return {};
+        return sourceModel()->index(order_[static_cast<std::size_t>(proxyIndex.row())], proxyIndex.column());
+    }
+    const auto it = byId_.find(proxyIndex.internalId());
+    if (it == byId_.end() || static_cast<std::size_t>(proxyIndex.row()) >= it->second->kids.size()) return {};
+    const int lockRow = rowOfNode(it->second);
+    if (lockRow < 0) return {};
+    const QModelIndex parent = sourceModel()->index(order_[static_cast<std::size_t>(lockRow)], 0);
+    return sourceModel()->index(it->second->kids[static_cast<std::size_t>(proxyIndex.row())], proxyIndex.column(), parent);
+}
+
+QModelIndex LocksFilterProxy::mapFromSource(const QModelIndex& sourceIndex) const {
+    if (!sourceIndex.isValid() || sourceIndex.model() != sourceModel()) return {};
+    const QModelIndex sourceParent = sourceIndex.parent();
+    if (!sourceParent.isValid()) {
+        const int p = proxyOf_[static_cast<std::size_t>(sourceIndex.row())];
+        return p < 0 ? QModelIndex() : createIndex(p, sourceIndex.column(), quintptr(0));
+    }
+    const int p = proxyOf_[static_cast<std::size_t>(sourceParent.row())];
+    if (p < 0) return {};
+    const Node* n = nodes_[static_cast<std::size_t>(sourceParent.row())].get();
+    const auto at = std::find(n->kids.begin(), n->kids.end(), sourceIndex.row());
+    if (at == n->kids.end()) return {};
+    return createIndex(static_cast<int>(at - n->kids.begin()), sourceIndex.column(), static_cast<quintptr>(n->id));
+}
+
+bool LocksFilterProxy::invariantsHold() const {
+    if (!sourceModel()) return order_.empty() && nodes_.empty();
+    const std::size_t count = static_cast<std::size_t>(sourceModel()->rowCount());
+    if (nodes_.size() != count || proxyOf_.size() != count || byId_.size() != count) return false;
+    std::size_t shown = 0;
+    for (std::size_t r = 0; r < count; ++r) {
+        const Node* n = nodes_[r].get();
+        const auto it = byId_.find(n->id);
+        if (it == byId_.end() || it->second != n) return false;
+        const int src = static_cast<int>(r);
+        if (n->self != matches(sourceModel()->index(src, 0))) return false;
+        const int p = proxyOf_[r];
+        if ((p >= 0) != wanted(src)) return false;
+        if (p < 0) {
+            if (!n->kids.empty()) return false;
+            continue;
+        }
+        ++shown;
+        if (static_cast<std::size_t>(p) >= order_.size() || order_[static_cast<std::size_t>(p)] != src) return false;
+        if (rowOfNode(n) != p) return false;
+        if (compare(keyOf(sourceModel()->index(src, 0)), n->key) != 0) return false;
+        if (n->kids != wantedKids(src)) return false;
+    }
+    if (shown != order_.size()) return false;
+    for (std::size_t i = 1; i < order_.size(); ++i)
+        if (!before(nodes_[static_cast<std::size_t>(order_[i - 1])].get(), nodes_[static_cast<std::size_t>(order_[i])].get())) return false;
+    return true;
 }
 
 }  // namespace lockscope

@@ -180,8 +180,12 @@ double idleSecondsOf(const LockEntry& e, const Snapshot& s) {
     return idle;
 }
 
+// state_change is left out: the model shows it only as the idle-in-transaction time of a
+// holder, which diffLock() compares for every row with such a holder anyway. Counting it here
+// would make every lock of an active session (whose state_change moves with each query) "dirty"
+// and worth a full comparison on every poll.
 bool sameBackendForDisplay(const Backend& a, const Backend& b) {
-    return a.state == b.state && a.state_change == b.state_change && a.application_name == b.application_name &&
+    return a.state == b.state && a.application_name == b.application_name &&
            a.usename == b.usename && a.client_addr == b.client_addr && a.client_hostname == b.client_hostname &&
            a.query == b.query;
 }
@@ -223,7 +227,7 @@ LocksModel::~LocksModel() = default;
 
 // ---- row bookkeeping ------------------------------------------------------------------------
 
-const LocksModel::LockRow& LocksModel::lockAt(int row) const { return rows_[static_cast<std::size_t>(row)]; }
+const LocksModel::LockRow& LocksModel::lockAt(int row) const { return *rows_[static_cast<std::size_t>(row)]; }
 
 int LocksModel::lockCount() const { return static_cast<int>(rows_.size()); }
 
@@ -349,8 +353,8 @@ void LocksModel::applySnapshot(std::shared_ptr<const Snapshot> next) {
     static const std::map<int, Backend> kNone;
     const std::vector<int> changed = changedPids(prev ? prev->backends : kNone, next->backends);
 
-    // Rows stay in arrival order: a sorting proxy pays O(rows) for every inserted or removed range
-    // however small, so a poll's changes go out as few ranges as possible. Gone locks leave as
+    // Rows stay in arrival order, and a poll's changes go out as few ranges as possible (each
+    // range costs every listener a pass of its own bookkeeping). Gone locks leave as
     // contiguous runs (from the back, so the runs ahead keep their numbers), the survivors are
     // updated in place, and every new lock is appended in one range at the end. Which old rows
     // match which incoming locks comes from walking byId_ (the previous locks by LockId) and
@@ -382,19 +386,19 @@ void LocksModel::applySnapshot(std::shared_ptr<const Snapshot> next) {
         std::size_t begin = end - 1;
         while (begin > 0 && !entryOfRow[begin - 1]) --begin;
         beginRemoveRows({}, static_cast<int>(begin), static_cast<int>(end) - 1);
-        for (std::size_t k = begin; k < end; ++k) rowOfSerial_.erase(rows_[k].serial);
+        for (std::size_t k = begin; k < end; ++k) rowOfSerial_.erase(rows_[k]->serial);
         rows_.erase(rows_.begin() + static_cast<std::ptrdiff_t>(begin), rows_.begin() + static_cast<std::ptrdiff_t>(end));
         entryOfRow.erase(entryOfRow.begin() + static_cast<std::ptrdiff_t>(begin),
                          entryOfRow.begin() + static_cast<std::ptrdiff_t>(end));
         endRemoveRows();
         end = begin;
     }
-    for (std::size_t r = 0; r < rows_.size(); ++r) rowOfSerial_[rows_[r].serial] = static_cast<int>(r);
+    for (std::size_t r = 0; r < rows_.size(); ++r) rowOfSerial_[rows_[r]->serial] = static_cast<int>(r);
 
     // The survivors, repointed at the new snapshot, their waiters merged under them.
     std::vector<std::pair<int, unsigned>> changes;  // (row, column mask)
     for (std::size_t r = 0; r < rows_.size(); ++r) {
-        LockRow& row = rows_[r];
+        LockRow& row = *rows_[r];
         const LockEntry& entry = *entryOfRow[r];
         Q_ASSERT(row.id == pglock::monitor::id_of(entry));
         bool idleInTx = false;
@@ -417,7 +421,7 @@ void LocksModel::applySnapshot(std::shared_ptr<const Snapshot> next) {
         beginInsertRows({}, first, first + static_cast<int>(added.size()) - 1);
         for (LockRow& row : added) {
             rowOfSerial_.emplace(row.serial, lockCount());
-            rows_.push_back(std::move(row));
+            rows_.push_back(std::make_unique<LockRow>(std::move(row)));
         }
         endInsertRows();
     }
@@ -428,7 +432,7 @@ void LocksModel::applySnapshot(std::shared_ptr<const Snapshot> next) {
 // The same walk for one lock's waiters (sorted by pid), under the lock's (final) row.
 void LocksModel::mergeWaiters(int lockRow, const std::vector<WaiterRow>& next) {
     const QModelIndex parent = index(lockRow, 0);
-    std::vector<WaiterRow>& cur = rows_[static_cast<std::size_t>(lockRow)].waiters;
+    std::vector<WaiterRow>& cur = rows_[static_cast<std::size_t>(lockRow)]->waiters;
     std::vector<std::pair<int, unsigned>> changes;
     std::size_t i = 0, k = 0;
     const auto curBefore = [&](std::size_t a, std::size_t b) { return b == next.size() || cur[a].pid < next[b].pid; };
@@ -581,10 +585,10 @@ bool LocksModel::invariantsHold() const {
     for (std::size_t i = 0; i < byId_.size(); ++i) {
         if (i > 0 && !(byId_[i - 1].first < byId_[i].first)) return false;  // strictly sorted: unique and ordered
         const auto it = rowOfSerial_.find(byId_[i].second);
-        if (it == rowOfSerial_.end() || !(rows_[static_cast<std::size_t>(it->second)].id == byId_[i].first)) return false;
+        if (it == rowOfSerial_.end() || !(rows_[static_cast<std::size_t>(it->second)]->id == byId_[i].first)) return false;
     }
     for (std::size_t i = 0; i < rows_.size(); ++i) {
-        const LockRow& row = rows_[i];
+        const LockRow& row = *rows_[i];
         const auto it = rowOfSerial_.find(row.serial);
         if (it == rowOfSerial_.end() || it->second != static_cast<int>(i)) return false;
         if (row.serial == 0 || row.serial >= nextSerial_) return false;

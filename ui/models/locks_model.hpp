@@ -5,10 +5,10 @@
 // snapshot into the rows it already has: vanished locks are removed and new ones inserted in
 // contiguous ranges, and dataChanged is emitted only for the cells whose shown data changed. It
 // never resets the model, so a view's selection, expansion and scroll position survive a poll.
-// Lock rows are kept in arrival order (waiters in pid order): gone locks leave as a few contiguous
-// runs and new ones are appended in one range, because a sorting proxy pays O(rows) per range.
-// A LockId-sorted index keeps the merge one linear walk; display order is the job of a
-// QSortFilterProxyModel (LocksFilterProxy).
+// Lock rows are kept in arrival order (waiters in pid order): gone locks leave as contiguous runs
+// and new ones are appended in one range. A LockId-sorted index keeps the merge one linear walk;
+// display order and the filter are the job of LocksFilterProxy, which relies on that order for
+// its ties (arrival order).
 //
 // Rows point into the snapshot they came from (held by a shared_ptr), so merging an unchanged
 // lock copies no strings and data() builds QStrings only when a view asks for them.
@@ -167,8 +167,9 @@ private:
     double now() const;
 
     std::shared_ptr<const pglock::monitor::Snapshot> snapshot_;
-    // The lock rows in arrival order (see applySnapshot()).
-    std::vector<LockRow> rows_;
+    // The lock rows in arrival order (see applySnapshot()). Owned through pointers so that removing
+    // a run of rows moves 8 bytes per row behind it, not a whole LockRow.
+    std::vector<std::unique_ptr<LockRow>> rows_;
     // Every lock's (LockId, serial), sorted by LockId: the merge's and indexOfLock()'s index.
     std::vector<std::pair<pglock::monitor::LockId, quint64>> byId_;
     // serial -> row of every lock row, for parent(): a child index carries its lock's serial.
