@@ -236,7 +236,7 @@ Error missing_fence_table(const Error& cause) {
     return Error(Errc::acquire_failed,
                  "fencing is on but the table pglock_fence is not found through search_path: create it once per "
                  "database with `pglock fence init` (or pglock::fence::init); no lock was taken. Server said: " +
-                     cause.detail(),
+                     cause.detail().substr(0, cause.detail().find('\n')),
                  cause.sqlstate());
 }
 
