@@ -1,5 +1,7 @@
 // `pglock fence init|show` and `--fence` on try and hold, in a schema of the test's own (the DSN
 // sets search_path), so the first init really creates the table and tokens start at 1.
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QtTest>
 
 #include "cli_test_support.hpp"
@@ -85,6 +87,23 @@ private slots:
         QVERIFY(holder.unlock(key_of(name)));
         const auto r = run({"try", name, "--fence", "--dsn", dsn_});
         QVERIFY2(r.out.contains(" with fencing token 2 and released"), r.out.constData());
+    }
+
+    // bench --fence: every acquisition took exactly one token (one untimed pair plus the timed
+    // ones; a holder and a waiter grant per wake-up sample).
+    void bench_with_fencing_counts_one_token_per_grant() {
+        const QString prefix = unique_name("fence.bench") + ".";
+        const auto r = run({"bench", "--fence", "--clients", "1", "--seconds", "0.3", "--samples", "3", "--json",
+                            "--name-prefix", prefix, "--dsn", dsn_});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(o.value("fencing").toBool(), true);
+        const qint64 pairs = o.value("pairs").toInteger();
+        QVERIFY(pairs > 0);
+        const auto show = run({"fence", "show", prefix + "pair.0", prefix + "wake", "--dsn", dsn_});
+        QVERIFY2(show.code == 0, show.err.constData());
+        QVERIFY2(show.out.contains(" token=" + QByteArray::number(pairs + 1) + "\n"), show.out.constData());
+        QVERIFY2(show.out.endsWith(" token=6\n"), show.out.constData());
     }
 
     void fence_with_shared_is_a_usage_error() {
