@@ -31,8 +31,9 @@ struct InitResult {
     std::string table{};   // schema-qualified, e.g. "public.pglock_fence"
 };
 
-// Creates the table in the first schema of search_path unless search_path already finds one.
-// Idempotent; needs CREATE on that schema. Throws Error{query_failed} from the server.
+// Creates the table where an unqualified CREATE TABLE goes (the first existing schema of
+// search_path) unless search_path already finds one. Idempotent; needs CREATE on that schema.
+// Holders need SELECT, INSERT and UPDATE on it. Throws Error{query_failed} from the server.
 InitResult init(Session& session, const Context& ctx = {});
 InitResult init(Pool& pool, const Context& ctx = {});
 

@@ -183,7 +183,7 @@ public:
 
     // Snapshot: try, and release at once when it succeeded. Racy by nature: by the time the
     // caller reads the answer another session may have taken or dropped the lock. For admin
-    // pages, not for control flow.
+    // pages, not for control flow. With fencing, a free lock's try takes a token like any grant.
     bool is_held(const Context& ctx = {});
 
     // The backend PIDs that hold the key now (granted rows in pg_locks), sorted.
