@@ -64,6 +64,7 @@ int run(int argc, char** argv) {
     register_bench(app, global, verb);
     register_status(app, global, verb);
     register_demo(app, global, verb);
+    register_fence(app, global, verb);
 
     try {
         app.parse(argc, argv);

@@ -32,7 +32,14 @@ struct BenchOptions {
     std::string prefix = "pglock.bench.";
     int samples = 200;
     bool json = false;
+    bool fence = false;  // LockOptions::fencing: what a token costs per acquisition
 };
+
+LockOptions bench_lock_options(const BenchOptions& options, const GlobalOptions& global) {
+    LockOptions lock_opts = lock_options(global);
+    lock_opts.fencing = options.fence;
+    return lock_opts;
+}
 
 struct Throughput {
     long long pairs = 0;
@@ -57,7 +64,7 @@ Throughput measure_pairs(Pool& pool, const BenchOptions& options, const GlobalOp
     std::vector<Lock> locks;
     locks.reserve(n);
     for (std::size_t i = 0; i < n; ++i) locks.emplace_back(pool, options.prefix + "pair." + std::to_string(i),
-                                                           lock_options(global));
+                                                           bench_lock_options(options, global));
 
     std::vector<long long> pairs(n, 0), contended(n, 0);
     std::vector<std::exception_ptr> errors(n);
@@ -123,8 +130,8 @@ Throughput measure_pairs(Pool& pool, const BenchOptions& options, const GlobalOp
 // after a release: unlock round trip, server wake-up, grant sent back, library hand-off.
 Latency measure_wakeup(Pool& pool, const BenchOptions& options, const GlobalOptions& global) {
     const std::string name = options.prefix + "wake";
-    Lock holder(pool, name, lock_options(global));
-    Lock waiter(pool, name, lock_options(global));
+    Lock holder(pool, name, bench_lock_options(options, global));
+    Lock waiter(pool, name, bench_lock_options(options, global));
     const LockTag tag = holder.tag();
     PooledSession observer = pool.acquire();
 
@@ -225,14 +232,16 @@ int run_bench(const BenchOptions& options, const GlobalOptions& global) {
     const double rate = t.elapsed > 0 ? static_cast<double>(t.pairs) / t.elapsed : 0;
 
     if (options.json) {
-        std::cout << "{\"clients\":" << options.clients << ",\"seconds\":" << fixed(t.elapsed, 3)
+        std::cout << "{\"clients\":" << options.clients << ",\"fencing\":" << (options.fence ? "true" : "false")
+                  << ",\"seconds\":" << fixed(t.elapsed, 3)
                   << ",\"pairs\":" << t.pairs << ",\"contended\":" << t.contended
                   << ",\"pairs_per_second\":" << fixed(rate, 1) << ",\"wake_latency_us\":{\"samples\":" << l.us.size()
                   << ",\"p50\":" << fixed(l.percentile(0.50), 1) << ",\"p99\":" << fixed(l.percentile(0.99), 1)
                   << ",\"max\":" << fixed(l.us.empty() ? 0 : l.us.back(), 1) << "}}" << std::endl;
     } else {
         say(std::cout, "try_acquire+release: " + std::to_string(t.pairs) + " pairs in " + fixed(t.elapsed, 2) +
-                           " s with " + std::to_string(options.clients) + " clients = " + fixed(rate, 0) +
+                           " s with " + std::to_string(options.clients) + " clients" +
+                           (options.fence ? " and fencing tokens" : "") + " = " + fixed(rate, 0) +
                            " pairs/s" + (t.contended ? " (" + std::to_string(t.contended) + " contended)" : ""));
         say(std::cout, "blocked acquire wake-up: " + std::to_string(l.us.size()) + " samples, p50 " +
                            fixed(l.percentile(0.50), 0) + " us, p99 " + fixed(l.percentile(0.99), 0) + " us, max " +
@@ -259,6 +268,7 @@ void register_bench(CLI::App& app, const GlobalOptions& global, VerbRun& run) {
         ->capture_default_str()
         ->check(CLI::Range(1, 1000000));
     cmd->add_flag("--json", options->json, "one JSON object instead of text");
+    cmd->add_flag("--fence", options->fence, "take a fencing token with every lock (needs `pglock fence init`)");
     cmd->callback([options, &global, &run] { run = [options, &global] { return run_bench(*options, global); }; });
 }
 

@@ -25,6 +25,7 @@ struct HoldOptions {
     std::string timeout;   // DURATION, empty: no bound
     bool wait = false;
     bool shared = false;
+    bool fence = false;
     std::string metrics;   // HOST:PORT, empty: none
 };
 
@@ -52,6 +53,8 @@ int run_hold(const HoldOptions& options, const GlobalOptions& global) {
 
     LockOptions lock_opts = lock_options(global);
     lock_opts.mode = options.shared ? Mode::shared : Mode::exclusive;
+    if (options.fence && options.shared) throw UsageError("--fence needs an exclusive lock: drop --shared");
+    lock_opts.fencing = options.fence;
     std::unique_ptr<MetricsServer> server;
     if (!options.metrics.empty()) {
         server = MetricsServer::start(options.metrics);
@@ -91,7 +94,9 @@ int run_hold(const HoldOptions& options, const GlobalOptions& global) {
 
     const int pid = guard->backend_pid();
     say(std::cout, "acquired: " + what + " pid=" + std::to_string(pid) +
-                       " mode=" + (options.shared ? "shared" : "exclusive") + "; holding " +
+                       " mode=" + (options.shared ? "shared" : "exclusive") +
+                       (guard->fencing_token() ? " token=" + std::to_string(*guard->fencing_token()) : std::string()) +
+                       "; holding " +
                        (hold_for ? "for " + format_duration(*hold_for) : std::string("until SIGINT/SIGTERM")));
 
     auto flag = std::make_shared<LostFlag>();
@@ -139,6 +144,8 @@ void register_hold(CLI::App& app, const GlobalOptions& global, VerbRun& run) {
     cmd->add_option("--timeout", options->timeout, "give up (exit 3) when the lock is not ours after this long")
         ->check(duration_check());
     cmd->add_flag("--shared", options->shared, "take the shared mode (pg_advisory_lock_shared)");
+    cmd->add_flag("--fence", options->fence,
+                  "take a fencing token with the lock and print it as token=N (needs `pglock fence init`)");
     cmd->add_option("--metrics", options->metrics,
                     "serve Prometheus metrics on HOST:PORT/metrics while running (port 0: any free port)");
     cmd->callback([options, &global, &run] { run = [options, &global] { return run_hold(*options, global); }; });

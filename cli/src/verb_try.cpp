@@ -15,6 +15,7 @@ namespace {
 
 struct TryOptions {
     std::string name;
+    bool fence = false;
 };
 
 // " (held by pid 123, 456)" for the contended message; best effort, since the holder may be gone
@@ -33,7 +34,9 @@ std::string holders_note(Lock& lock) {
 
 int run_try(const TryOptions& options, const GlobalOptions& global) {
     Pool pool(global.dsn, pool_options_for(global.dsn, 2));
-    Lock lock(pool, options.name, lock_options(global));
+    LockOptions lock_opts = lock_options(global);
+    lock_opts.fencing = options.fence;
+    Lock lock(pool, options.name, std::move(lock_opts));
     const std::string what = json_quote(lock.name()) + " key=" + std::to_string(lock.key());
 
     auto guard = lock.try_acquire();
@@ -42,10 +45,12 @@ int run_try(const TryOptions& options, const GlobalOptions& global) {
         return exit_contended;
     }
     const int pid = guard->backend_pid();
+    const auto token = guard->fencing_token();
     if (const auto ec = guard->release())
         throw Error(ec == Errc::lock_lost ? Errc::lock_lost : Errc::release_failed,
                     "acquired " + what + " but releasing it failed: " + ec.message());
-    say(std::cout, "acquired: " + what + " was free; taken on backend pid " + std::to_string(pid) + " and released");
+    say(std::cout, "acquired: " + what + " was free; taken on backend pid " + std::to_string(pid) +
+                       (token ? " with fencing token " + std::to_string(*token) : std::string()) + " and released");
     return exit_ok;
 }
 
@@ -56,6 +61,7 @@ void register_try(CLI::App& app, const GlobalOptions& global, VerbRun& run) {
     auto* cmd = app.add_subcommand("try", "Take the lock without waiting and release it at once: exit 0 when it "
                                           "was free, 3 when another session holds it.");
     cmd->add_option("name", options->name, "lock name")->required();
+    cmd->add_flag("--fence", options->fence, "take a fencing token with the lock and print it (needs `pglock fence init`)");
     cmd->callback([options, &global, &run] { run = [options, &global] { return run_try(*options, global); }; });
 }
 

@@ -14,10 +14,11 @@ constexpr auto kUnlockTimeout = std::chrono::seconds(30);
 }
 
 Held::Held(std::shared_ptr<const LockImpl> lock_impl, PooledSession held_session, int lock_pid,
-           std::string restore_application_name)
+           std::string restore_application_name, std::optional<std::int64_t> token)
     : lock(std::move(lock_impl)),
       backend_pid(lock_pid),
       restore_application_name(std::move(restore_application_name)),
+      fencing_token(token),
       session(std::move(held_session)) {}
 
 void Held::start_watching() {
@@ -262,5 +263,8 @@ std::int64_t Guard::key() const noexcept { return held_->lock->key; }
 Mode Guard::mode() const noexcept { return held_->lock->options.mode; }
 int Guard::backend_pid() const noexcept { return held_->backend_pid; }
 Clock::time_point Guard::acquired_at() const noexcept { return held_->acquired_at; }
+std::optional<std::int64_t> Guard::fencing_token() const noexcept {
+    return held_ ? held_->fencing_token : std::nullopt;
+}
 
 }  // namespace pglock

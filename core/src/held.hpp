@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <system_error>
@@ -17,9 +18,10 @@ namespace pglock::detail {
 
 struct Held : std::enable_shared_from_this<Held> {
     // `lock_pid`: pg_backend_pid() as the lock statement reported it. `restore_application_name`:
-    // what the unlock statement puts back when the lock names its holder.
+    // what the unlock statement puts back when the lock names its holder. `fencing_token`: what
+    // the fenced lock statement handed out (LockOptions::fencing).
     Held(std::shared_ptr<const LockImpl> lock, PooledSession session, int lock_pid,
-         std::string restore_application_name = {});
+         std::string restore_application_name = {}, std::optional<std::int64_t> fencing_token = {});
 
     // Starts the lost-lock watch (on the watcher thread, a moment after the grant); nothing
     // when the guard was released meanwhile.
@@ -37,6 +39,7 @@ struct Held : std::enable_shared_from_this<Held> {
     const std::shared_ptr<const LockImpl> lock;
     const int backend_pid;
     const std::string restore_application_name;
+    const std::optional<std::int64_t> fencing_token;
     const Clock::time_point acquired_at = Clock::now();
 
     std::mutex mutex;        // guards everything below it; held by a SessionLease for its life

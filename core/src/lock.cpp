@@ -4,8 +4,10 @@
 #include <condition_variable>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 
 #include "held.hpp"
+#include "pglock/fence.hpp"
 #include "pglock/key_collision.hpp"
 #include "lock_impl.hpp"
 #include "session_ops.hpp"
@@ -64,6 +66,50 @@ const Statements& named_statements(Mode mode) noexcept {
     };
     return mode == Mode::shared ? shared : exclusive;
 }
+
+// One statement, one round trip: the CTE `l` takes the lock (volatile, so it is evaluated once
+// and not inlined), `f` bumps the key's row only when `l` says granted, and its RETURNING gives
+// the token. The token commits with the statement's implicit transaction, before the result
+// reaches the client; an error after the grant rolls it back (the caller then undoes the
+// session-level grant, which a rollback does not). The last column makes that commit durable
+// even under synchronous_commit = off, for this one transaction: a token handed out and then
+// lost in a crash would be handed out again after the restart.
+#define PGLOCK_FENCE_CTE(lock_expr, name_param)                                                            \
+    "WITH l AS (SELECT " lock_expr " AS g), "                                                              \
+    "f AS (INSERT INTO pglock_fence AS t (key, token, name) SELECT $1::bigint, 1, " name_param "::bytea "   \
+    "FROM l WHERE l.g ON CONFLICT (key) DO UPDATE SET token = t.token + 1, name = EXCLUDED.name, "          \
+    "updated_at = now() RETURNING t.token) "
+#define PGLOCK_FENCE_DURABLE                                                                                \
+    "CASE WHEN current_setting('synchronous_commit') = 'off' "                                              \
+    "THEN set_config('synchronous_commit', 'on', true) END"
+
+const Statements& fenced_statements(bool named) noexcept {
+    static const Statements plain{
+        "pglock_try_fenced",
+        PGLOCK_FENCE_CTE("pg_try_advisory_lock($1::bigint)", "$2")
+        "SELECT l.g, pg_backend_pid(), (SELECT token FROM f), " PGLOCK_FENCE_DURABLE " FROM l",
+        "pglock_lock_fenced",
+        PGLOCK_FENCE_CTE("pg_advisory_lock($1::bigint) IS NOT NULL", "$2")
+        "SELECT l.g, pg_backend_pid(), (SELECT token FROM f), " PGLOCK_FENCE_DURABLE " FROM l",
+        statements(Mode::exclusive).unlock_name, statements(Mode::exclusive).unlock_sql,
+        statements(Mode::exclusive).xact_name, statements(Mode::exclusive).xact_sql,
+    };
+    static const Statements with_name{
+        "pglock_try_named_fenced",
+        PGLOCK_FENCE_CTE("pg_try_advisory_lock($1::bigint)", "$3")
+        "SELECT CASE WHEN l.g THEN set_config('application_name', $2::text, false) IS NOT NULL ELSE false END, "
+        "pg_backend_pid(), (SELECT token FROM f), " PGLOCK_FENCE_DURABLE " FROM l",
+        "pglock_lock_named_fenced",
+        PGLOCK_FENCE_CTE("pg_advisory_lock($1::bigint) IS NOT NULL", "$3")
+        "SELECT CASE WHEN l.g THEN set_config('application_name', $2::text, false) END, "
+        "pg_backend_pid(), (SELECT token FROM f), " PGLOCK_FENCE_DURABLE " FROM l",
+        named_statements(Mode::exclusive).unlock_name, named_statements(Mode::exclusive).unlock_sql,
+        named_statements(Mode::exclusive).xact_name, named_statements(Mode::exclusive).xact_sql,
+    };
+    return named ? with_name : plain;
+}
+#undef PGLOCK_FENCE_CTE
+#undef PGLOCK_FENCE_DURABLE
 
 std::string current_application_name(Session& session) {
     // Reported by the server on every change (GUC_REPORT): known here without a round trip.
@@ -182,7 +228,17 @@ void undo_possible_grant(const detail::LockImpl& impl, Session& session, const c
 struct Granted {
     bool granted = false;
     int pid = 0;
+    std::optional<std::int64_t> token;  // the fencing token, when fenced and granted
 };
+
+// 42P01 from a fenced lock statement: the table was never created (or search_path misses it).
+Error missing_fence_table(const Error& cause) {
+    return Error(Errc::acquire_failed,
+                 "fencing is on but the table pglock_fence is not found through search_path: create it once per "
+                 "database with `pglock fence init` (or pglock::fence::init); no lock was taken. Server said: " +
+                     cause.detail().substr(0, cause.detail().find('\n')),
+                 cause.sqlstate());
+}
 
 // 26000 on a statement this session prepared: the server that runs it has never seen the PREPARE,
 // so consecutive statements of this connection reach different backends.
@@ -205,17 +261,37 @@ Error vanished_statement(const char* name, const Error& cause) {
 Granted run_lock_statement(const detail::LockImpl& impl, Session& session, const char* name, const char* sql,
                            bool returns_bool, Scope scope, const Context& ctx, const char* app = nullptr,
                            const char* restore = nullptr) {
-    detail::SessionOps::prepare(session, name, sql, app ? 2 : 1, nullptr, ctx);
-    detail::Attempt attempt = detail::SessionOps::run_prepared(session, name, impl.key, app, ctx);
+    // Fencing refuses transaction-level locks, so only session-level statements carry the name.
+    const char* fence = scope == Scope::session && !impl.fence_name.empty() ? impl.fence_name.c_str() : nullptr;
+    try {
+        detail::SessionOps::prepare(session, name, sql, 1 + (app ? 1 : 0) + (fence ? 1 : 0), nullptr, ctx);
+    } catch (const Error& e) {
+        if (fence && e.sqlstate() == "42P01") throw missing_fence_table(e);  // nothing ran
+        throw;
+    }
+    detail::Attempt attempt = detail::SessionOps::run_prepared(session, name, impl.key, app, fence, ctx);
     if (attempt.interrupt != Interrupt::none) {
         if (scope == Scope::session) undo_possible_grant(impl, session, restore);
         throw interrupted(attempt.interrupt);
     }
     try {
         Result res = detail::SessionOps::finish(session, std::move(attempt));
-        return {!returns_bool || res.get_bool(0, 0), detail::statement_pid(res)};
+        Granted got{!returns_bool || res.get_bool(0, 0), detail::statement_pid(res), std::nullopt};
+        if (fence && got.granted) {
+            if (res.is_null(0, 2)) {
+                throw Error(Errc::acquire_failed,
+                            "the lock was granted but pglock_fence gave no token (a trigger or rule on the table?)");
+            }
+            got.token = res.get_int64(0, 2);
+        }
+        return got;
     } catch (const Error& e) {
         if (e.sqlstate() == "26000") throw vanished_statement(name, e);
+        // A fenced statement can fail after the grant: the token's update failed (bigint overflow,
+        // permissions, a trigger) or the table went away since PREPARE. The rollback takes back
+        // the token and application_name but not a session-level lock: unlock (or close).
+        if (fence) undo_possible_grant(impl, session, restore);
+        if (fence && e.sqlstate() == "42P01") throw missing_fence_table(e);
         throw;
     }
 }
@@ -251,10 +327,15 @@ std::optional<Guard> take(const std::shared_ptr<Impl>& impl, bool wait, const Co
 Lock::Lock(Pool* pool, std::string name, LockOptions options) {
     if (!pool) throw Error(Errc::nil_db, "a Lock needs a pool");
     if (name.empty()) throw Error(Errc::empty_name, "a Lock needs a non-empty name (empty names would all collide)");
+    if (options.fencing && options.mode != Mode::exclusive) {
+        // Shared holders run side by side: a token cannot tell the current one from a stale one.
+        throw std::invalid_argument("fencing tokens need an exclusive lock (LockOptions::mode = Mode::exclusive)");
+    }
     impl_ = std::make_shared<detail::LockImpl>();
     impl_->pool = pool;
     impl_->key = key_of(name);
     if (options.refuse_key_collision) KeyRegistry::process().claim(name, impl_->key);
+    if (options.fencing) impl_->fence_name = fence::bytea_hex(name);
     impl_->name = std::move(name);
     impl_->options = std::move(options);
     impl_->names_holder = pool->options().show_in_application_name && impl_->options.show_in_application_name;
@@ -320,7 +401,7 @@ std::optional<Guard> take(const std::shared_ptr<Impl>& impl, bool wait, const Co
         if (impl->logs(LogLevel::debug)) impl->log(LogLevel::debug, "lock: contended");
         return std::nullopt;
     }
-    auto held = std::make_shared<detail::Held>(impl, std::move(session), got.pid, std::move(restore));
+    auto held = std::make_shared<detail::Held>(impl, std::move(session), got.pid, std::move(restore), got.token);
     detail::Watcher::instance().watch_later(held);
     impl->count(Outcome::acquired);
     if (impl->logs(LogLevel::debug)) impl->log(LogLevel::debug, "lock: acquired");
@@ -334,6 +415,9 @@ std::optional<Guard> Lock::try_acquire(const Context& ctx) { return take(impl_, 
 Guard Lock::acquire(const Context& ctx) { return std::move(*take(impl_, true, ctx)); }
 
 bool Lock::try_acquire_xact(Transaction* tx, const Context& ctx) {
+    if (impl_->options.fencing) {
+        throw std::invalid_argument("fencing tokens need a session-level lock: try_acquire or acquire, not try_acquire_xact");
+    }
     bool granted = false;
     try {
         if (!tx || !tx->active()) throw Error(Errc::acquire_failed, "try_acquire_xact needs an open transaction");

@@ -20,6 +20,8 @@ struct LockImpl {
     // this format.
     bool names_holder = false;
     std::string application_name_format;
+    // LockOptions::fencing: the name as a bytea literal, the fenced statements' last parameter.
+    std::string fence_name;
 
     bool logs(LogLevel level) const noexcept { return options.logger && options.logger->enabled(level); }
     // Logs `message` with attr name first, then `extra`. Callers check logs() first, so a lock
@@ -54,7 +56,13 @@ const Statements& statements(Mode mode) noexcept;
 const Statements& named_statements(Mode mode) noexcept;
 // The session's application_name as the server last reported it (no round trip).
 std::string current_application_name(Session& session);
+// The exclusive session-level statements with a fencing token (LockOptions::fencing): column 2
+// is the token, taken from pglock_fence in the same statement only when the lock was granted.
+// Parameters: the key, the application_name when `named`, then the name as bytea. The unlock and
+// transaction-level entries are the plain ones (fencing refuses those).
+const Statements& fenced_statements(bool named) noexcept;
 inline const Statements& statements_of(const LockImpl& impl) noexcept {
+    if (!impl.fence_name.empty()) return fenced_statements(impl.names_holder);
     return impl.names_holder ? named_statements(impl.options.mode) : statements(impl.options.mode);
 }
 

@@ -453,6 +453,16 @@ Attempt SessionOps::run_prepared(Session& session, const char* name, std::int64_
     return run(session, send, ctx);
 }
 
+Attempt SessionOps::run_prepared(Session& session, const char* name, std::int64_t key, const char* text,
+                                 const char* text2, const Context& ctx) {
+    if (!text2) return run_prepared(session, name, key, text, ctx);
+    if (!text) return run_prepared(session, name, key, text2, ctx);
+    const KeyText param(key);
+    const char* values[3] = {param.text, text, text2};
+    auto send = [&](PGconn* conn) { return PQsendQueryPrepared(conn, name, 3, values, nullptr, nullptr, 0); };
+    return run(session, send, ctx);
+}
+
 Session SessionOps::connect(const std::string& conninfo, const Context& ctx,
                             std::chrono::milliseconds attempt_timeout, const Session::Overrides& overrides,
                             const Session::Overrides& defaults) {

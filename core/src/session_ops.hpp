@@ -59,6 +59,9 @@ struct SessionOps {
     // The named lock statements' form: the bigint key and one text (nullptr: the key alone).
     static Attempt run_prepared(Session& session, const char* name, std::int64_t key, const char* text,
                                 const Context& ctx);
+    // The fenced lock statements' form: the key, then `text` and `text2`, each left out when nullptr.
+    static Attempt run_prepared(Session& session, const char* name, std::int64_t key, const char* text,
+                                const char* text2, const Context& ctx);
 
     // Connects; `attempt_timeout` bounds this attempt on its own (reported as connection_failed,
     // not as the caller's deadline). `overrides` win over the conninfo; the conninfo wins over

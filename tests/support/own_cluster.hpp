@@ -89,6 +89,8 @@ public:
     }
     void set_hba(const std::string& lines) const { write_data_file("pg_hba.conf", lines, 0600); }
     void restart() const { run_program(QString::fromStdString(cluster_script()), {"restart", QString::fromStdString(dir_)}); }
+    // An immediate stop and a start: what the server sees after a crash (it runs crash recovery).
+    void crash() const { run_program(QString::fromStdString(cluster_script()), {"crash", QString::fromStdString(dir_)}); }
 
 private:
     // BUILD_DIR/own-clusters/<dir's name>, holding the dir: the sweep's list.

@@ -64,6 +64,12 @@ struct LockOptions {
     // Opt in to the process-wide KeyRegistry: building this Lock throws Error{key_collision} when
     // another name that opted in already uses its key.
     bool refuse_key_collision = false;
+    // Hand out a fencing token with every acquisition (Guard::fencing_token()): a number per key
+    // that strictly increases from holder to holder, taken from the table pglock::fence::init()
+    // creates, in the same statement as the lock. Exclusive session-level locks only: a Lock with
+    // fencing and Mode::shared throws std::invalid_argument, and so does try_acquire_xact on it.
+    // Each acquisition becomes a write transaction (a WAL flush); not on a standby.
+    bool fencing = false;
 };
 
 namespace detail {
@@ -132,6 +138,10 @@ public:
     // is the pooler's own number, not the server's).
     int backend_pid() const noexcept;
     Clock::time_point acquired_at() const noexcept;
+    // The fencing token this acquisition was given (LockOptions::fencing), nullopt without
+    // fencing. Greater than every token handed out for the key before; pass it with every write
+    // done under the lock so the receiving system can reject a holder that lost the lock.
+    std::optional<std::int64_t> fencing_token() const noexcept;
 
     // Made by Lock; detail::Held is the library's own.
     explicit Guard(std::shared_ptr<detail::Held> held) noexcept : held_(std::move(held)) {}
@@ -143,7 +153,8 @@ private:
 class Lock {
 public:
     // Throws Error{empty_name} for "", Error{nil_db} for a null pool, and std::invalid_argument
-    // when options.metrics already has a live Lock of this name.
+    // when options.metrics already has a live Lock of this name or options asks for fencing on a
+    // shared lock.
     Lock(Pool* pool, std::string name, LockOptions options = {});
     Lock(Pool& pool, std::string name, LockOptions options = {}) : Lock(&pool, std::move(name), std::move(options)) {}
     Lock(Lock&&) noexcept;
@@ -165,12 +176,14 @@ public:
     Guard acquire_conn(const Context& ctx = {}) { return acquire(ctx); }
 
     // pg_try_advisory_xact_lock inside the caller's open transaction; released by its commit or
-    // rollback. tx == nullptr or not active -> Error{acquire_failed}.
+    // rollback. tx == nullptr or not active -> Error{acquire_failed}. A Lock with fencing throws
+    // std::invalid_argument: there is no guard to carry the token, and the caller's rollback
+    // would take the token back after it was handed out.
     bool try_acquire_xact(Transaction* tx, const Context& ctx = {});
 
     // Snapshot: try, and release at once when it succeeded. Racy by nature: by the time the
     // caller reads the answer another session may have taken or dropped the lock. For admin
-    // pages, not for control flow.
+    // pages, not for control flow. With fencing, a free lock's try takes a token like any grant.
     bool is_held(const Context& ctx = {});
 
     // The backend PIDs that hold the key now (granted rows in pg_locks), sorted.

@@ -4,6 +4,7 @@
 #include "pglock/conninfo.hpp"
 #include "pglock/context.hpp"
 #include "pglock/error.hpp"
+#include "pglock/fence.hpp"
 #include "pglock/keepalive.hpp"
 #include "pglock/holder_identity.hpp"
 #include "pglock/key.hpp"
