@@ -1,6 +1,7 @@
 // The charts: bucket and quantile maths, the two chart models fed with hand-built poll results
-// (watched by QAbstractItemModelTester), and the charts panel rendered offscreen with a large
-// workload, timed and exported to PNG.
+// (watched by QAbstractItemModelTester), the timeline's lane order by name through polls that add
+// and drop lanes, the main window feeding the charts after the locks model, and the charts panel
+// rendered offscreen with a large workload, timed and exported to PNG.
 #include <QAbstractItemModelTester>
 #include <QChart>
 #include <QElapsedTimer>
@@ -18,6 +19,9 @@
 #include "charts/hold_stats_model.hpp"
 #include "charts/timeline_bars_item.hpp"
 #include "charts/timeline_model.hpp"
+#include "models/locks_model.hpp"
+#include "stores/catalog_store.hpp"
+#include "widgets/main_window.hpp"
 
 using namespace lockscope;
 using namespace lockscope::charts;
@@ -105,12 +109,44 @@ void verifyTimeline(const TimelineModel& m) {
     QVERIFY(finished <= m.limits().maxBars);
 }
 
+// lanesByLabel() is every lane, in the order a full sort by QString::localeAwareCompare (then
+// LockId) gives: what the chart used to compute at every refresh.
+void verifyLabelOrder(TimelineModel& m) {
+    const std::vector<const TimelineModel::Lane*> order = m.lanesByLabel();
+    QCOMPARE(m.unlabelledCount(), std::size_t{0});
+    QCOMPARE(order.size(), static_cast<std::size_t>(m.laneCount()));
+    std::vector<const TimelineModel::Lane*> expected;
+    for (int r = 0; r < m.laneCount(); ++r) expected.push_back(&m.laneAt(r));
+    std::sort(expected.begin(), expected.end(), [](const TimelineModel::Lane* a, const TimelineModel::Lane* b) {
+        const int c = QString::localeAwareCompare(a->label, b->label);
+        return c != 0 ? c < 0 : a->id < b->id;
+    });
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        if (order[i] != expected[i])
+            QFAIL(qPrintable(QStringLiteral("lane %1: \"%2\", expected \"%3\"").arg(i).arg(order[i]->label, expected[i]->label)));
+    }
+}
+
+// Names that sort differently by locale than by code point: case, accents, digits, punctuation.
+std::optional<QByteArray> mixedName(std::int64_t key, int variant) {
+    static const char* const words[] = {"alpha", "Alpha", "beta", "Beta", "\xc3\xa9" "clair", "eclair", "Zulu", "zulu",
+                                        "delta-10", "delta-9", "_under", "10", "9", "\xc3\x84rger", "arg"};
+    if ((key + variant) % 6 == 0) return std::nullopt;  // unknown: the label is the decimal key
+    return QByteArray(words[(key * 7 + variant) % 15]) + (key % 3 == 0 ? "" : "." + QByteArray::number(key % 97));
+}
+
 }  // namespace
 
 class TestCharts : public QObject {
     Q_OBJECT
 
 private slots:
+    void initTestCase() {
+        // A locale whose collation is not code point order, before any collator is made.
+        QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+        QStandardPaths::setTestModeEnabled(true);  // the main window's settings go to a scratch place
+    }
+
     void bucketsUseLeSemantics() {
         QCOMPARE(bucketOf(0.001), std::size_t{0});  // exactly on the bound: that bucket
         QCOMPARE(bucketOf(0.0010001), std::size_t{1});
@@ -343,6 +379,105 @@ private slots:
         // A result from another connection starts over.
         panel.addPoll(PollBuilder(2000).make(2));
         QCOMPARE(panel.holdStatsModel()->rowCount(), 0);
+    }
+
+    void timelineKeepsLanesInLabelOrder() {
+        TimelineModel::Limits limits;
+        limits.maxAgeSeconds = 100;
+        TimelineModel model(limits);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        int variant = 0;
+        model.setNameResolver([&variant](std::int64_t key) { return mixedName(key, variant); });
+
+        // A first poll of 600 locks (even keys): labelled in later event-loop turns, not in addPoll().
+        const auto holdsFrom = [](PollBuilder& poll, int firstEven) {
+            for (int k = firstEven; k <= 1200; k += 2) poll.hold(k, 100 + k % 40, kT0 - 10);
+        };
+        PollBuilder first(kT0);
+        holdsFrom(first, 2);
+        first.hold(-5, 99, kT0 - 10);  // a negative key: its label starts with a minus
+        QVERIFY(600 > static_cast<int>(TimelineModel::kLabelChunk / 4));
+        model.addPoll(*first.make());
+        QCOMPARE(model.laneCount(), 601);
+        QVERIFY(model.unlabelledCount() > 0);
+        // Meanwhile the item model still names every lane.
+        const int row8 = model.rowOfLane(bigintLockId(8));
+        QCOMPARE(model.index(row8, TimelineModel::Label).data().toString(),
+                 lockLabel(bigintLockId(8), 8, [&variant](std::int64_t key) { return mixedName(key, variant); }));
+        QTRY_COMPARE(model.unlabelledCount(), std::size_t{0});
+        verifyLabelOrder(model);
+
+        // Polls that add lanes between the existing ones (odd keys: many runs of new rows, merged
+        // into the order at once) and end holds (their lanes stay, with a finished bar).
+        for (int p = 1; p <= 5; ++p) {
+            const double now = kT0 + p;
+            PollBuilder poll(now);
+            holdsFrom(poll, 2 + 80 * p);
+            poll.hold(-5, 99, kT0 - 10);
+            for (int k = 1; k <= 30; ++k) poll.hold(40 * k + 2 * p - 1, 500 + k, now);  // new, scattered
+            for (int k = 2 + 80 * (p - 1); k < 2 + 80 * p; k += 2) poll.ended(finishedHold(k, 100 + k % 40, kT0 - 10, now));
+            model.addPoll(*poll.make());
+            QCOMPARE(model.unlabelledCount(), std::size_t{0});  // a few new lanes: labelled right away
+            verifyLabelOrder(model);
+            verifyTimeline(model);
+        }
+        QCOMPARE(model.laneCount(), 601 + 5 * 30);
+
+        // The finished bars age out: their lanes go, from the middle of the order. Left: the 400
+        // locks still held, and the 31 whose holds this poll ends (the last poll's new ones, -5).
+        PollBuilder late(kT0 + 200);
+        holdsFrom(late, 402);
+        model.addPoll(*late.make());
+        QCOMPARE(model.laneCount(), 400 + 31);
+        verifyLabelOrder(model);
+
+        // The catalog changed: every lane relabelled, the order rebuilt.
+        variant = 1;
+        model.refreshNames();
+        verifyLabelOrder(model);
+        verifyTimeline(model);
+    }
+
+    void windowFeedsChartsAfterTheModel() {
+        QTemporaryDir dir;
+        CatalogStore catalog(dir.filePath(QStringLiteral("catalog.sqlite")));
+        QVERIFY(catalog.isOpen());
+        MainWindow window(catalog);
+        window.resize(1400, 800);
+        window.show();
+        window.showTab(QStringLiteral("timeline"));
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        TimelineModel* timeline = window.charts().timelineModel();
+
+        PollBuilder p1(kT0);
+        for (int k = 1; k <= 2000; ++k) p1.hold(k, 100 + k % 50, kT0 - 1);
+        PollBuilder p2(kT0 + 1);
+        for (int k = 2; k <= 2001; ++k) p2.hold(k, 100 + k % 50, kT0 - 1);
+        p2.ended(finishedHold(1, 101, kT0 - 1, kT0 + 1));
+        // Both arrive before the event loop runs: the locks model takes each at once, the charts
+        // take them in later turns, both and in order (the hold that ended is in the second only).
+        emit window.poller().resultReady(p1.make());
+        QCOMPARE(window.locksModel().rowCount(), 2000);
+        QCOMPARE(timeline->laneCount(), 0);
+        emit window.poller().resultReady(p2.make());
+        QCOMPARE(timeline->laneCount(), 0);
+        QTRY_COMPARE(timeline->laneCount(), 2001);
+        const auto& lane1 = timeline->laneAt(timeline->rowOfLane(bigintLockId(1)));
+        QCOMPARE(lane1.open.size(), std::size_t{0});
+        QCOMPARE(lane1.finished.size(), std::size_t{1});
+        QCOMPARE(lane1.finished[0].end, kT0 + 1);
+        QCOMPARE(window.charts().holdStatsModel()->rowCount(), 1);
+        QCOMPARE(window.charts().holdStatsModel()->statsAt(0).count, 1.0);
+
+        // The shown timeline lists the lanes by name: the first ones of the model's order.
+        TimelineChart* chart = window.charts().timelineChart();
+        chart->refreshNow();
+        QCOMPARE(chart->laneTotal(), 2001);
+        const QStringList shown = chart->visibleLaneLabels();
+        QVERIFY(shown.size() >= 10);
+        const auto& order = timeline->lanesByLabel();
+        for (int i = 0; i < shown.size(); ++i) QCOMPARE(shown[i], order[static_cast<std::size_t>(i)]->label);
+        verifyLabelOrder(*timeline);
     }
 
     void timelineRendersThousandsOfHolds() {

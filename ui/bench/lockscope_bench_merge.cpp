@@ -9,13 +9,15 @@
 //   stats     HoldStatsModel::addPoll
 //   history   HistoryRecorder::record (the GUI-thread part; the write is on its own thread)
 //   gui       model + timeline + stats + history: the per-poll GUI-thread work, standalone
+//   chart     TimelineChart::refreshNow on a shown timeline over that timeline model: what a
+//             visible timeline does at most every 250 ms (sort lanes by name, lay out the axis)
 //   window    the whole MainWindow path (Poller::resultReady -> every slot connected to it)
 //   events    processing the events that poll left behind (layout and paint of the views)
 // and prints median, p95 and max of each over the polls, plus the first poll (the initial load
 // of every row) on its own. A benchmark, not a test: it prints numbers and asserts nothing.
 //
 //   lockscope_bench_merge [--polls 200] [--locks 10000] [--sessions 100] [--waiters 200]
-//                         [--catalogued 0.5] [--no-window]
+//                         [--catalogued 0.5] [--no-window] [--tab timeline]
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
@@ -32,7 +34,9 @@
 #include <string>
 #include <vector>
 
+#include "charts/charts_panel.hpp"
 #include "charts/hold_stats_model.hpp"
+#include "charts/timeline_chart.hpp"
 #include "charts/timeline_model.hpp"
 #include "history/history_recorder.hpp"
 #include "models/locks_filter_proxy.hpp"
@@ -135,7 +139,10 @@ int main(int argc, char** argv) {
                                        QStringLiteral("F"), QStringLiteral("0.01"));
     const QCommandLineOption churnOpt(QStringLiteral("churn"), QStringLiteral("Fraction of locks released and replaced per poll (default 0.01)."),
                                       QStringLiteral("F"), QStringLiteral("0.01"));
-    cli.addOptions({pollsOpt, locksOpt, sessionsOpt, waitersOpt, catOpt, changeOpt, churnOpt, noWindowOpt, noProxyOpt});
+    const QCommandLineOption tabOpt(QStringLiteral("tab"),
+                                    QStringLiteral("The window's tab during the polls, as lockscope --tab (default locks)."),
+                                    QStringLiteral("TAB"), QStringLiteral("locks"));
+    cli.addOptions({pollsOpt, locksOpt, sessionsOpt, waitersOpt, catOpt, changeOpt, churnOpt, noWindowOpt, noProxyOpt, tabOpt});
     cli.process(app);
 
     bench::GeneratorConfig config;
@@ -193,17 +200,23 @@ int main(int argc, char** argv) {
     recorder.setNameResolver([&names](qint64 key) { return names.uniqueName(key); });
     recorder.open(scratch.path() + QStringLiteral("/history.sqlite"));
 
+    // A shown timeline over the standalone model, refreshed after every poll (the "chart" step).
+    charts::TimelineChart chart(&timeline);
+    chart.resize(1400, 800);
+    chart.show();
+
     std::unique_ptr<MainWindow> window;
     if (withWindow) {
         window = std::make_unique<MainWindow>(catalog);
         window->show();
+        window->showTab(cli.value(tabOpt));
         window->historyRecorder().open(scratch.path() + QStringLiteral("/history-window.sqlite"));
         QApplication::processEvents();
     }
 
     bench::SnapshotGenerator gen(config);
     std::map<std::string, Series> series;
-    const char* order[] = {"diff", "model", "diff+model", "timeline", "stats", "history", "gui", "window", "events"};
+    const char* order[] = {"diff", "model", "diff+model", "timeline", "stats", "history", "gui", "chart", "window", "events"};
     const long rssBefore = rssKiB();
     Stopwatch t;
     std::size_t rows = 0, waiting = 0;
@@ -236,6 +249,9 @@ int main(int argc, char** argv) {
         step("stats", [&] { stats.addPoll(*result); });
         step("history", [&] { recorder.record(result); });
         series["gui"].add(gui, first);
+        t.start();
+        chart.refreshNow();
+        series["chart"].add(t.elapsed(), first);
         if (window) {
             t.start();
             emit window->poller().resultReady(result);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 namespace lockscope::charts {
@@ -11,7 +12,7 @@ using pglock::monitor::LockId;
 
 namespace {
 
-bool byId(const HoldStatsModel::LockStats& s, const LockId& id) { return s.id < id; }
+bool byId(const std::unique_ptr<HoldStatsModel::LockStats>& s, const LockId& id) { return s->id < id; }
 
 }  // namespace
 
@@ -20,36 +21,61 @@ HoldStatsModel::HoldStatsModel(std::size_t maxRows, QObject* parent)
 
 int HoldStatsModel::rowOfLock(const LockId& id) const {
     const auto it = std::lower_bound(rows_.begin(), rows_.end(), id, byId);
-    return it != rows_.end() && it->id == id ? static_cast<int>(it - rows_.begin()) : -1;
+    return it != rows_.end() && (*it)->id == id ? static_cast<int>(it - rows_.begin()) : -1;
+}
+
+std::unique_ptr<HoldStatsModel::LockStats> HoldStatsModel::newRow(const LockId& id, std::int64_t key) const {
+    auto s = std::make_unique<LockStats>();
+    s->id = id;
+    s->key = key;
+    s->label = lockLabel(id, key, resolver_);
+    return s;
 }
 
 int HoldStatsModel::ensureRow(const LockId& id, std::int64_t key) {
     const auto it = std::lower_bound(rows_.begin(), rows_.end(), id, byId);
     const int row = static_cast<int>(it - rows_.begin());
-    if (it != rows_.end() && it->id == id) return row;
-    LockStats s;
-    s.id = id;
-    s.key = key;
-    s.label = lockLabel(id, key, resolver_);
+    if (it != rows_.end() && (*it)->id == id) return row;
     beginInsertRows({}, row, row);
-    rows_.insert(it, std::move(s));
+    rows_.insert(it, newRow(id, key));
     endInsertRows();
     return row;
 }
 
 void HoldStatsModel::addPoll(const PollResult& poll) {
     if (poll.finished.empty()) return;
-    std::set<LockId> touched;
+    std::set<LockId> touched;                           // rows that were there before this poll
+    std::map<LockId, std::unique_ptr<LockStats>> fresh;  // rows new in this poll, inserted below
     for (const auto& hold : poll.finished) {
         if (!hold.end) continue;
-        LockStats& s = rows_[static_cast<std::size_t>(ensureRow(hold.lock, hold.key))];
+        LockStats* s = nullptr;
+        if (const int row = rowOfLock(hold.lock); row >= 0) {
+            s = rows_[static_cast<std::size_t>(row)].get();
+            touched.insert(hold.lock);
+        } else {
+            auto& slot = fresh[hold.lock];
+            if (!slot) slot = newRow(hold.lock, hold.key);
+            s = slot.get();
+        }
         const double seconds = std::max(0.0, hold.duration());
-        s.observed[bucketOf(seconds)] += 1;
-        s.count += 1;
-        s.sum += seconds;
-        s.max = std::max(s.max, seconds);
-        s.lastEnd = std::max(s.lastEnd, *hold.end);
-        touched.insert(hold.lock);
+        s->observed[bucketOf(seconds)] += 1;
+        s->count += 1;
+        s->sum += seconds;
+        s->max = std::max(s->max, seconds);
+        s->lastEnd = std::max(s->lastEnd, *hold.end);
+    }
+    // New rows go in by runs that no existing row separates: one insertion each.
+    for (auto it = fresh.begin(); it != fresh.end();) {
+        const auto at = std::lower_bound(rows_.begin(), rows_.end(), it->first, byId);
+        auto end = std::next(it);
+        while (end != fresh.end() && (at == rows_.end() || end->first < (*at)->id)) ++end;
+        const int row = static_cast<int>(at - rows_.begin());
+        std::vector<std::unique_ptr<LockStats>> run;
+        for (auto r = it; r != end; ++r) run.push_back(std::move(r->second));
+        beginInsertRows({}, row, row + static_cast<int>(run.size()) - 1);
+        rows_.insert(at, std::make_move_iterator(run.begin()), std::make_move_iterator(run.end()));
+        endInsertRows();
+        it = end;
     }
     // After all inserts, so that the rows named are where they finally are.
     for (const LockId& id : touched) {
@@ -67,7 +93,7 @@ void HoldStatsModel::evict() {
     // The candidates, oldest last hold first; rows with scraped data are not candidates.
     std::vector<std::pair<double, std::size_t>> candidates;
     for (std::size_t i = 0; i < rows_.size(); ++i)
-        if (!rows_[i].scraped) candidates.emplace_back(rows_[i].lastEnd, i);
+        if (!rows_[i]->scraped) candidates.emplace_back(rows_[i]->lastEnd, i);
     const std::size_t excess = std::min(candidates.size(), rows_.size() - keep);
     if (excess == 0) return;
     std::nth_element(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(excess - 1), candidates.end());
@@ -82,7 +108,7 @@ void HoldStatsModel::evict() {
         const auto first = static_cast<std::ptrdiff_t>(drop[begin]), last = static_cast<std::ptrdiff_t>(drop[end - 1]);
         beginRemoveRows({}, static_cast<int>(first), static_cast<int>(last));
         for (std::ptrdiff_t r = first; r <= last; ++r)
-            for (std::size_t b = 0; b < kBucketCount; ++b) evicted_[b] += rows_[static_cast<std::size_t>(r)].observed[b];
+            for (std::size_t b = 0; b < kBucketCount; ++b) evicted_[b] += rows_[static_cast<std::size_t>(r)]->observed[b];
         rows_.erase(rows_.begin() + first, rows_.begin() + last + 1);
         endRemoveRows();
         end = begin;
@@ -93,7 +119,7 @@ void HoldStatsModel::setScrapedHistogram(const QByteArray& name, std::vector<dou
                                          std::vector<double> cumulativeCounts, double sum, double count) {
     const std::int64_t key = pglock::key_of(std::string_view(name.constData(), static_cast<std::size_t>(name.size())));
     const int row = ensureRow(bigintLockId(key), key);
-    LockStats& s = rows_[static_cast<std::size_t>(row)];
+    LockStats& s = *rows_[static_cast<std::size_t>(row)];
     Scraped scraped;
     scraped.buckets = perBucketFromCumulative(upperBounds, cumulativeCounts, count);
     scraped.sum = std::isfinite(sum) ? sum : 0;
@@ -107,7 +133,7 @@ void HoldStatsModel::setScrapedHistogram(const QByteArray& name, std::vector<dou
 void HoldStatsModel::clearScrapedHistograms() {
     // From the back, so that the rows still to visit keep their numbers.
     for (int row = rowCount() - 1; row >= 0; --row) {
-        LockStats& s = rows_[static_cast<std::size_t>(row)];
+        LockStats& s = *rows_[static_cast<std::size_t>(row)];
         if (!s.scraped) continue;
         if (s.count == 0) {
             beginRemoveRows({}, row, row);
@@ -135,7 +161,7 @@ void HoldStatsModel::setNameResolver(NameResolver resolver) {
 }
 
 void HoldStatsModel::refreshNames() {
-    for (auto& s : rows_) s.label = labelOf(s);
+    for (auto& s : rows_) s->label = labelOf(*s);
     if (!rows_.empty()) emit dataChanged(index(0, Name), index(rowCount() - 1, Name));
 }
 
@@ -148,20 +174,20 @@ QString HoldStatsModel::labelOf(const LockStats& s) const {
 BucketCounts HoldStatsModel::observedTotal() const {
     BucketCounts total = evicted_;
     for (const auto& s : rows_)
-        for (std::size_t i = 0; i < kBucketCount; ++i) total[i] += s.observed[i];
+        for (std::size_t i = 0; i < kBucketCount; ++i) total[i] += s->observed[i];
     return total;
 }
 
 BucketCounts HoldStatsModel::scrapedTotal() const {
     BucketCounts total{};
     for (const auto& s : rows_)
-        if (s.scraped)
-            for (std::size_t i = 0; i < kBucketCount; ++i) total[i] += s.scraped->buckets[i];
+        if (s->scraped)
+            for (std::size_t i = 0; i < kBucketCount; ++i) total[i] += s->scraped->buckets[i];
     return total;
 }
 
 bool HoldStatsModel::hasScraped() const {
-    return std::any_of(rows_.begin(), rows_.end(), [](const LockStats& s) { return s.scraped.has_value(); });
+    return std::any_of(rows_.begin(), rows_.end(), [](const auto& s) { return s->scraped.has_value(); });
 }
 
 int HoldStatsModel::rowCount(const QModelIndex& parent) const {
@@ -206,7 +232,7 @@ QVariant HoldStatsModel::sortValue(const LockStats& s, int column) const {
 
 QVariant HoldStatsModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-    const LockStats& s = rows_[static_cast<std::size_t>(index.row())];
+    const LockStats& s = *rows_[static_cast<std::size_t>(index.row())];
     switch (role) {
         case Qt::DisplayRole: return cell(s, index.column());
         case Qt::ToolTipRole:

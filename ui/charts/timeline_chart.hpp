@@ -1,7 +1,8 @@
 // The hold timeline: one lane per lock that was held in the chosen window (5 min … 24 h), a bar
 // per hold (see TimelineBarsItem), and below it the number of waiting sessions over the same
-// time. Lanes are sorted by name and at least kMinLanePx tall; when they do not all fit, a scroll
-// bar (or the mouse wheel) pages through them.
+// time. Lanes are sorted by name (the model keeps that order, so a refresh only filters it) and
+// at least kMinLanePx tall; when they do not all fit, a scroll bar (or the mouse wheel) pages
+// through them.
 //
 // Polls only mark the chart stale; it redraws at most every kRefreshMs, so a burst of polls or a
 // poll of thousands of holds costs one repaint.
@@ -59,7 +60,7 @@ protected:
 private:
     void scheduleRefresh();
     void refresh();
-    void updateLaneAxis(const std::vector<int>& visibleRows, int bands);
+    void updateLaneAxis(const std::vector<const TimelineModel::Lane*>& visible, int bands);
     void updateWaiters(double t0, double t1);
 
     TimelineModel* model_;
@@ -77,12 +78,12 @@ private:
     QLineSeries* waitersSeries_ = nullptr;
     QDateTimeAxis* waitersX_ = nullptr;
     QValueAxis* waitersY_ = nullptr;
-    std::vector<int> orderedLanes_;  // model rows active in the window, sorted by label
+    std::vector<const TimelineModel::Lane*> orderedLanes_;  // lanes active in the window, by label (valid in refresh())
     QTimer refreshTimer_;
     int refreshCount_ = 0;
     int lastCapacity_ = 0;
     // Polls came while the chart was hidden (another tab): it refreshes when shown, not every
-    // kRefreshMs for nobody (sorting 10,000 lane labels each time, on the GUI thread).
+    // kRefreshMs for nobody.
     bool stale_ = false;
 };
 

@@ -30,7 +30,14 @@ QString timeText(double epochSeconds) {
 
 }  // namespace
 
-TimelineModel::TimelineModel(Limits limits, QObject* parent) : QAbstractItemModel(parent), limits_(limits) {}
+TimelineModel::TimelineModel(Limits limits, QObject* parent) : QAbstractItemModel(parent), limits_(limits) {
+    labelTimer_.setSingleShot(true);
+    labelTimer_.setInterval(0);
+    connect(&labelTimer_, &QTimer::timeout, this, [this] {
+        labelPending(kLabelChunk);
+        if (!unlabelled_.empty()) labelTimer_.start();
+    });
+}
 
 TimelineModel::~TimelineModel() = default;
 
@@ -45,51 +52,124 @@ TimelineModel::Lane* TimelineModel::laneOfSerial(quint64 serial) const {
 }
 
 std::size_t TimelineModel::barCount() const {
-    std::size_t open = 0;
-    for (const auto& [serial, unused] : openLanes_) open += laneOfSerial(serial)->open.size();
-    return finishedCount_ + open;
+    return finishedCount_ + openBars_;
 }
 
-int TimelineModel::ensureLane(const LockId& id, std::int64_t key) {
-    const auto it = std::lower_bound(lanes_.begin(), lanes_.end(), id, laneBefore);
-    const int row = static_cast<int>(it - lanes_.begin());
-    if (it != lanes_.end() && (*it)->id == id) return row;
+TimelineModel::LaneRef TimelineModel::findLane(const LockId& id) const {
+    const auto it = laneOfId_.find(id);
+    return it == laneOfId_.end() ? LaneRef{} : LaneRef{it->second, !it->second->inModel};
+}
+
+TimelineModel::LaneRef TimelineModel::laneFor(const LockId& id, std::int64_t key, NewLanes& fresh) {
+    if (const LaneRef found = findLane(id); found.lane) return found;
     auto lane = std::make_unique<Lane>();
     lane->id = id;
     lane->key = key;
-    lane->label = lockLabel(id, key, resolver_);
     lane->serial = nextSerial_++;
-    beginInsertRows({}, row, row);
-    laneOfSerial_.emplace(lane->serial, lane.get());
-    lanes_.insert(it, std::move(lane));
-    endInsertRows();
-    return row;
+    Lane* raw = lane.get();
+    laneOfId_.emplace(id, raw);
+    fresh.push_back(std::move(lane));
+    return {raw, true};
+}
+
+bool TimelineModel::labelBefore(const Lane* a, const Lane* b) const {
+    const int c = a->sortKey->compare(*b->sortKey);
+    return c != 0 ? c < 0 : a->id < b->id;
+}
+
+void TimelineModel::insertNewLanes(NewLanes& fresh) {
+    // In LockId order, without the lanes that got no bar (a finished hold too old to draw).
+    std::vector<std::unique_ptr<Lane>> added;
+    added.reserve(fresh.size());
+    for (auto& lane : fresh) {
+        if (lane->barCount() > 0) added.push_back(std::move(lane));
+        else laneOfId_.erase(lane->id);
+    }
+    fresh.clear();
+    if (added.empty()) return;
+    std::sort(added.begin(), added.end(), [](const auto& a, const auto& b) { return a->id < b->id; });
+    laneOfSerial_.reserve(lanes_.size() + added.size());
+    for (auto& lane : added) unlabelled_.push_back(lane.get());
+    // Runs of new lanes that no existing lane separates go in with one insertion each.
+    for (std::size_t i = 0; i < added.size();) {
+        const auto at = std::lower_bound(lanes_.begin(), lanes_.end(), added[i]->id, laneBefore);
+        std::size_t j = i + 1;
+        while (j < added.size() && (at == lanes_.end() || added[j]->id < (*at)->id)) ++j;
+        const int row = static_cast<int>(at - lanes_.begin());
+        beginInsertRows({}, row, row + static_cast<int>(j - i) - 1);
+        for (std::size_t k = i; k < j; ++k) {
+            laneOfSerial_.emplace(added[k]->serial, added[k].get());
+            added[k]->inModel = true;
+        }
+        lanes_.insert(at, std::make_move_iterator(added.begin() + static_cast<std::ptrdiff_t>(i)),
+                      std::make_move_iterator(added.begin() + static_cast<std::ptrdiff_t>(j)));
+        endInsertRows();
+        i = j;
+    }
+    // A few new lanes (a normal poll) are labelled now; thousands (the first poll) in later turns.
+    if (unlabelled_.size() <= kLabelChunk / 4) labelPending(unlabelled_.size());
+    else if (!labelTimer_.isActive()) labelTimer_.start();
+}
+
+void TimelineModel::labelPending(std::size_t maxLanes) {
+    const std::size_t n = std::min(maxLanes, unlabelled_.size());
+    if (n == 0) return;
+    std::vector<const Lane*> labelled;
+    labelled.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        Lane* lane = unlabelled_[i];
+        lane->label = lockLabel(lane->id, lane->key, resolver_);
+        lane->sortKey = collator_.sortKey(lane->label);
+        labelled.push_back(lane);
+    }
+    unlabelled_.erase(unlabelled_.begin(), unlabelled_.begin() + static_cast<std::ptrdiff_t>(n));
+    const auto before = [this](const Lane* a, const Lane* b) { return labelBefore(a, b); };
+    std::sort(labelled.begin(), labelled.end(), before);
+    // A merge that binary-searches each new lane's place and copies the lanes before it in one
+    // go: a poll with 100 new lanes compares ~1,500 sort keys, not one per existing lane.
+    std::vector<const Lane*> merged;
+    merged.reserve(byLabel_.size() + labelled.size());
+    auto from = byLabel_.cbegin();
+    for (const Lane* lane : labelled) {
+        const auto at = std::upper_bound(from, byLabel_.cend(), lane, before);
+        merged.insert(merged.end(), from, at);
+        merged.push_back(lane);
+        from = at;
+    }
+    merged.insert(merged.end(), from, byLabel_.cend());
+    byLabel_ = std::move(merged);
+}
+
+const std::vector<const TimelineModel::Lane*>& TimelineModel::lanesByLabel() {
+    labelPending(unlabelled_.size());
+    return byLabel_;
 }
 
 QString TimelineModel::intern(const std::string& text) {
-    const QByteArray bytes = QByteArray::fromStdString(text);
-    if (auto it = interned_.constFind(bytes); it != interned_.constEnd()) return *it;
-    if (interned_.size() >= kMaxInterned) interned_.clear();
-    return *interned_.insert(bytes, QString::fromUtf8(bytes));
+    // Looked up by the std::string itself: no QByteArray allocated per bar just to ask.
+    if (auto it = interned_.find(text); it != interned_.end()) return it->second;
+    if (interned_.size() >= static_cast<std::size_t>(kMaxInterned)) interned_.clear();
+    return interned_.emplace(text, QString::fromStdString(text)).first->second;
 }
 
-void TimelineModel::appendFinished(int laneRow, Bar bar) {
-    Lane& lane = *lanes_[static_cast<std::size_t>(laneRow)];
-    const QModelIndex parent = index(laneRow, 0);
+void TimelineModel::appendFinished(LaneRef ref, Bar bar) {
+    Lane& lane = *ref.lane;
+    const bool announce = !ref.isNew;  // a new lane is announced whole when it is inserted
+    const QModelIndex parent = announce ? index(rowOf(lane), 0) : QModelIndex();
     const int pos = static_cast<int>(lane.finished.size());
-    beginInsertRows(parent, pos, pos);
+    if (announce) beginInsertRows(parent, pos, pos);
     lane.finished.push_back(std::move(bar));
     finishedOrder_.emplace_back(lane.serial, lane.firstSeq + static_cast<quint64>(pos));
     ++finishedCount_;
-    endInsertRows();
+    if (announce) endInsertRows();
     if (lane.finished.size() > limits_.maxBarsPerLane) {
         // The lane's oldest-ended bars go; their finishedOrder_ entries become stale.
         const std::size_t excess = lane.finished.size() - limits_.maxBarsPerLane;
-        beginRemoveRows(parent, 0, static_cast<int>(excess) - 1);
-        lane.finished.erase(lane.finished.begin(), lane.finished.begin() + static_cast<std::ptrdiff_t>(excess));
+        if (announce) beginRemoveRows(parent, 0, static_cast<int>(excess) - 1);
+        lane.finished.dropFront(excess);
         lane.firstSeq += excess;
         finishedCount_ -= excess;
-        endRemoveRows();
+        if (announce) endRemoveRows();
     }
 }
 
@@ -99,31 +179,35 @@ void TimelineModel::closeOpenBar(int laneRow, std::size_t openIndex, double end)
     beginRemoveRows(index(laneRow, 0), row, row);
     Bar bar = std::move(lane.open[openIndex]);
     lane.open.erase(lane.open.begin() + static_cast<std::ptrdiff_t>(openIndex));
-    if (lane.open.empty()) openLanes_.erase(lane.serial);
+    --openBars_;
     endRemoveRows();
     bar.open = false;
     bar.end = std::max(bar.start, end);
-    if (bar.end >= latest_ - limits_.maxAgeSeconds) appendFinished(laneRow, std::move(bar));
+    if (bar.end >= latest_ - limits_.maxAgeSeconds) appendFinished({&lane, false}, std::move(bar));
 }
 
 void TimelineModel::addPoll(const PollResult& poll) {
     const pglock::monitor::Snapshot* snap = poll.snapshot.get();
     if (snap) latest_ = std::max(latest_, snap->server_now);
     std::vector<quint64> touched;
+    NewLanes fresh;
 
     // Holds that ended: their open bars (when we saw them open) move to the finished part.
     for (const auto& hold : poll.finished) {
         if (!hold.end) continue;
         latest_ = std::max(latest_, *hold.end);
-        const int row = ensureLane(hold.lock, hold.key);
-        Lane& lane = *lanes_[static_cast<std::size_t>(row)];
-        touched.push_back(lane.serial);
-        const auto it = std::lower_bound(lane.open.begin(), lane.open.end(), std::pair(hold.pid, hold.start), openBefore);
-        if (it != lane.open.end() && it->pid == hold.pid && it->start == hold.start) {
-            closeOpenBar(row, static_cast<std::size_t>(it - lane.open.begin()), *hold.end);
-            continue;
+        if (const LaneRef ref = findLane(hold.lock); ref.lane && !ref.isNew) {
+            Lane& lane = *ref.lane;
+            const auto it = std::lower_bound(lane.open.begin(), lane.open.end(), std::pair(hold.pid, hold.start), openBefore);
+            if (it != lane.open.end() && it->pid == hold.pid && it->start == hold.start) {
+                touched.push_back(lane.serial);
+                closeOpenBar(rowOf(lane), static_cast<std::size_t>(it - lane.open.begin()), *hold.end);
+                continue;
+            }
         }
         if (*hold.end < latest_ - limits_.maxAgeSeconds) continue;
+        const LaneRef ref = laneFor(hold.lock, hold.key, fresh);
+        touched.push_back(ref.lane->serial);
         Bar bar;
         bar.start = hold.start;
         bar.end = std::max(hold.start, *hold.end);
@@ -131,7 +215,7 @@ void TimelineModel::addPoll(const PollResult& poll) {
         bar.shared = hold.shared;
         bar.application = intern(hold.application_name);
         bar.user = intern(hold.usename);
-        appendFinished(row, std::move(bar));
+        appendFinished(ref, std::move(bar));
     }
 
     if (snap) {
@@ -139,11 +223,12 @@ void TimelineModel::addPoll(const PollResult& poll) {
         // shows is stamped with this poll (a stamp, not a set of 10,000 tuples built per poll).
         const quint64 seq = ++pollSeq_;
         for (const auto& entry : snap->locks) {
+            if (entry.holders.empty()) continue;
             const LockId id = pglock::monitor::id_of(entry);
+            const LaneRef ref = laneFor(id, entry.key, fresh);
+            Lane& lane = *ref.lane;
             for (const auto& holder : entry.holders) {
                 const double start = poll.heldSince(id, holder.pid).value_or(snap->server_now);
-                const int row = ensureLane(id, entry.key);
-                Lane& lane = *lanes_[static_cast<std::size_t>(row)];
                 const auto it = std::lower_bound(lane.open.begin(), lane.open.end(), std::pair(holder.pid, start), openBefore);
                 if (it != lane.open.end() && it->pid == holder.pid && it->start == start) {
                     it->seenInPoll = seq;
@@ -161,16 +246,17 @@ void TimelineModel::addPoll(const PollResult& poll) {
                     bar.user = intern(b->second.usename);
                 }
                 const int pos = static_cast<int>(lane.finished.size() + static_cast<std::size_t>(it - lane.open.begin()));
-                beginInsertRows(index(row, 0), pos, pos);
+                if (!ref.isNew) beginInsertRows(index(rowOf(lane), 0), pos, pos);
                 lane.open.insert(it, std::move(bar));
-                openLanes_[lane.serial] = true;
-                endInsertRows();
+                ++openBars_;
+                if (!ref.isNew) endInsertRows();
                 touched.push_back(lane.serial);
             }
         }
         // Open bars the server no longer shows and no finished hold closed (the tracker dropped
         // the record, or the stream started mid-hold): they ended by this poll. Lanes are walked
-        // by row (closing a bar never adds or removes a lane), so no lane is searched for.
+        // by row (closing a bar never adds or removes a lane), so no lane is searched for. New
+        // lanes are not rows yet, and every bar of theirs is from this poll.
         for (std::size_t row = 0; row < lanes_.size(); ++row) {
             Lane& lane = *lanes_[row];
             for (std::size_t i = lane.open.size(); i-- > 0;) {
@@ -182,6 +268,7 @@ void TimelineModel::addPoll(const PollResult& poll) {
         recordWaiters(*snap);
     }
 
+    insertNewLanes(fresh);
     trimFinished();
     removeEmptyLanes(touched);
     // Open bars grew by this poll: their Duration cells changed. By row, as above.
@@ -219,7 +306,7 @@ void TimelineModel::trimFinished() {
     for (const auto& [lane, count] : drop) {
         if (count == 0) continue;
         beginRemoveRows(index(rowOfLane(lane->id), 0), 0, static_cast<int>(count) - 1);
-        lane->finished.erase(lane->finished.begin(), lane->finished.begin() + static_cast<std::ptrdiff_t>(count));
+        lane->finished.dropFront(count);
         lane->firstSeq += count;
         finishedCount_ -= count;
         endRemoveRows();
@@ -236,15 +323,23 @@ void TimelineModel::trimFinished() {
 }
 
 void TimelineModel::removeEmptyLanes(const std::vector<quint64>& candidates) {
+    std::vector<std::unique_ptr<Lane>> gone;  // kept alive until byLabel_ no longer points at them
     for (quint64 serial : candidates) {
         Lane* lane = laneOfSerial(serial);
         if (!lane || lane->barCount() != 0) continue;
         const int row = rowOfLane(lane->id);
         beginRemoveRows({}, row, row);
         laneOfSerial_.erase(serial);
-        openLanes_.erase(serial);
+        laneOfId_.erase(lane->id);
+        lane->gone = true;
+        gone.push_back(std::move(lanes_[static_cast<std::size_t>(row)]));
         lanes_.erase(lanes_.begin() + row);
         endRemoveRows();
+    }
+    // One pass for all of them, not a search and a shift per lane.
+    if (!gone.empty()) {
+        std::erase_if(byLabel_, [](const Lane* lane) { return lane->gone; });
+        std::erase_if(unlabelled_, [](const Lane* lane) { return lane->gone; });
     }
 }
 
@@ -259,9 +354,13 @@ void TimelineModel::recordWaiters(const pglock::monitor::Snapshot& snap) {
 
 void TimelineModel::clear() {
     beginResetModel();
+    labelTimer_.stop();
+    byLabel_.clear();
+    unlabelled_.clear();
     lanes_.clear();
     laneOfSerial_.clear();
-    openLanes_.clear();
+    laneOfId_.clear();
+    openBars_ = 0;
     finishedOrder_.clear();
     finishedCount_ = 0;
     waiters_.clear();
@@ -277,7 +376,15 @@ void TimelineModel::setNameResolver(NameResolver resolver) {
 }
 
 void TimelineModel::refreshNames() {
-    for (auto& lane : lanes_) lane->label = lockLabel(lane->id, lane->key, resolver_);
+    labelTimer_.stop();
+    unlabelled_.clear();
+    byLabel_.clear();
+    for (auto& lane : lanes_) {
+        lane->label = lockLabel(lane->id, lane->key, resolver_);
+        lane->sortKey = collator_.sortKey(lane->label);
+        byLabel_.push_back(lane.get());
+    }
+    std::sort(byLabel_.begin(), byLabel_.end(), [this](const Lane* a, const Lane* b) { return labelBefore(a, b); });
     if (!lanes_.empty()) emit dataChanged(index(0, Label), index(laneCount() - 1, Label));
     emit updated();
 }
@@ -338,9 +445,9 @@ QVariant TimelineModel::data(const QModelIndex& index, int role) const {
     if (index.internalId() == 0) {
         const Lane& lane = laneAt(index.row());
         switch (role) {
-            case Qt::DisplayRole: return index.column() == Label ? QVariant(lane.label) : QVariant();
+            case Qt::DisplayRole: return index.column() == Label ? QVariant(labelOf(lane)) : QVariant();
             case Qt::ToolTipRole:
-                return index.column() == Label ? QVariant(QStringLiteral("%1\nkey %2").arg(lane.label).arg(lane.key)) : QVariant();
+                return index.column() == Label ? QVariant(QStringLiteral("%1\nkey %2").arg(labelOf(lane)).arg(lane.key)) : QVariant();
             case KeyRole: return static_cast<qlonglong>(lane.key);
             default: return {};
         }

@@ -159,6 +159,9 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
         charts_->refreshNames();
         resolver_->setText(resolver_->text());
     });
+    chartFeed_.setSingleShot(true);
+    chartFeed_.setInterval(0);
+    connect(&chartFeed_, &QTimer::timeout, this, &MainWindow::feedCharts);
     tick_.setInterval(1000);
     connect(&tick_, &QTimer::timeout, model_, &LocksModel::tick);
     tick_.start();
@@ -234,6 +237,10 @@ void MainWindow::connectTo(const QString& conninfo, const QString& password, con
     connectionLabel_ = label.isEmpty() ? (server.isEmpty() ? tr("(unparsable connection string)") : server) : label;
     latest_.reset();
     model_->clear();
+    while (!chartQueue_.empty()) {
+        poller_.releaseOffThread(std::move(chartQueue_.front()));
+        chartQueue_.pop_front();
+    }
     charts_->clear();
     readOnly_->set(readOnly);
     poller_.start(conninfo, password);
@@ -274,7 +281,12 @@ void MainWindow::onResult(const PollResultPtr& result) {
     const auto release = qScopeGuard([this, &previous] { poller_.releaseOffThread(std::move(previous)); });
     const auto& snap = *result->snapshot;
     model_->applySnapshot(result->snapshot);
-    charts_->addPoll(result);
+    // The charts take the result in a later event-loop turn, not in this one: the first poll of
+    // 10,000 locks would otherwise be one block of locks model + 10,000 timeline lanes, and every
+    // later poll would add the charts' merge to the model's. Every result reaches them, in order
+    // (their holds that ended are in no other result).
+    chartQueue_.push_back(result);
+    if (!chartFeed_.isActive()) chartFeed_.start();
     const int major = snap.server_version / 10000;
     const int minor = snap.server_version % 10000;
     serverLabel_->setText(tr("PostgreSQL %1.%2").arg(major).arg(minor));
@@ -289,6 +301,15 @@ void MainWindow::onResult(const PollResultPtr& result) {
     resolver_->setLatest(result);
     // The selected row may have a new holder by now: follow the row, not the old pid.
     onSelection();
+}
+
+void MainWindow::feedCharts() {
+    if (chartQueue_.empty()) return;
+    PollResultPtr next = std::move(chartQueue_.front());
+    chartQueue_.pop_front();
+    charts_->addPoll(next);
+    poller_.releaseOffThread(std::move(next));
+    if (!chartQueue_.empty()) chartFeed_.start();
 }
 
 void MainWindow::onState(PollState state, const QString& message) {

@@ -7,6 +7,7 @@
 #include <QTimer>
 #include <QUrl>
 
+#include <deque>
 #include <memory>
 
 #include "poller/poll_result.hpp"
@@ -88,6 +89,7 @@ private:
     void buildActions();
     void buildStatusBar();
     void onResult(const PollResultPtr& result);
+    void feedCharts();
     void onState(PollState state, const QString& message);
     void onSelection();
     void showContextMenu(const QPoint& pos);
@@ -128,6 +130,10 @@ private:
     QLabel* rowsLabel_;
     QTimer tick_;
     PollResultPtr latest_;
+    // Results the charts have not taken yet (see onResult): oldest first, each one fed in its own
+    // event-loop turn by chartFeed_ (a zero timer, so timers and input get their turn between).
+    std::deque<PollResultPtr> chartQueue_;
+    QTimer chartFeed_;
     QString connectionLabel_;
     ReadOnlySwitch* readOnly_;
     LockController* locks_;
