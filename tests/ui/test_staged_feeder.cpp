@@ -128,23 +128,29 @@ private slots:
 
     void newResultWhileStagingWins() {
         World a;
-        fill(a, 1, 6000);
+        fill(a, 10001, 6000);
         feeder_->feed(a.make());
         QCOMPARE(model_->rowCount(), kPerTurn);
         QCoreApplication::processEvents();
-        QCOMPARE(model_->rowCount(), 2 * kPerTurn);
+        QCOMPARE(model_->rowCount(), 2 * kPerTurn);  // keys 10001..13000
 
-        // Half of the locks released, 3,000 others taken (keys below, above and between).
+        // 1,000 of those released, 3,000 new locks before them in the snapshot's order and 1,000
+        // after: the rows that stay must never leave the model (no remove + insert again).
         World b;
-        fill(b, 3001, 3000);
-        fill(b, 100001, 3000);
+        fill(b, 1, 3000);
+        fill(b, 11001, 3000);
         const auto second = b.make();
+        int removed = 0;
+        connect(model_, &QAbstractItemModel::rowsRemoved, this, [&removed](const QModelIndex& parent, int first, int last) {
+            if (!parent.isValid()) removed += last - first + 1;
+        });
         inserted_ = 0;
         feeder_->feed(second);
         QVERIFY(feeder_->staging());
         QVERIFY(inserted_ <= kPerTurn);
         const QList<int> turns = drain();
         for (int n : turns) QVERIFY2(n <= kPerTurn, qPrintable(QString::number(n)));
+        QCOMPARE(removed, 1000);
         QCOMPARE(model_->snapshot(), second);
         QCOMPARE(modelKeys(*model_), snapshotKeys(*second));
         QCOMPARE(model_->rowCount(), 6000);

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "locks_model.hpp"
 
@@ -11,26 +12,37 @@ namespace mon = pglock::monitor;
 
 namespace {
 
-// How many leading entries of `snap.locks` hold at most `budget` locks that `model` lacks.
-std::size_t prefixWithin(const LocksModel& model, const mon::Snapshot& snap, int budget) {
-    std::size_t n = 0;
+// The entries of `snap.locks` to apply in this step: every lock the model already shows (so a
+// retargeted staging never drops a row only to add it back later) and the first `budget` it
+// lacks, in the snapshot's order. Empty when the whole snapshot fits in the budget.
+std::vector<std::size_t> stepOf(const LocksModel& model, const mon::Snapshot& snap, int budget) {
+    std::vector<std::size_t> keep;
+    keep.reserve(snap.locks.size());
     int added = 0;
-    for (; n < snap.locks.size(); ++n) {
-        if (model.indexOfLock(mon::id_of(snap.locks[n])).isValid()) continue;
-        if (added == budget) break;
-        ++added;
+    bool over = false;
+    for (std::size_t i = 0; i < snap.locks.size(); ++i) {
+        if (model.indexOfLock(mon::id_of(snap.locks[i])).isValid()) {
+            keep.push_back(i);
+        } else if (added < budget) {
+            ++added;
+            keep.push_back(i);
+        } else {
+            over = true;
+        }
     }
-    return n;
+    if (!over) keep.clear();
+    return keep;
 }
 
-// A snapshot of the first `n` locks of `full`, with the backends they name.
-std::shared_ptr<const mon::Snapshot> prefixOf(const mon::Snapshot& full, std::size_t n) {
+// A snapshot of the entries `keep` of `full`, with the backends they name.
+std::shared_ptr<const mon::Snapshot> partOf(const mon::Snapshot& full, const std::vector<std::size_t>& keep) {
     auto part = std::make_shared<mon::Snapshot>();
     part->server_version = full.server_version;
     part->in_recovery = full.in_recovery;
     part->server_now = full.server_now;
     part->latency_ms = full.latency_ms;
-    part->locks.assign(full.locks.begin(), full.locks.begin() + static_cast<std::ptrdiff_t>(n));
+    part->locks.reserve(keep.size());
+    for (std::size_t i : keep) part->locks.push_back(full.locks[i]);
     const auto take = [&](int pid) {
         if (part->backends.contains(pid)) return;
         const auto it = full.backends.find(pid);
@@ -73,8 +85,8 @@ void StagedSnapshotFeeder::cancel() {
 
 void StagedSnapshotFeeder::step() {
     if (!target_) return;
-    const std::size_t n = prefixWithin(*model_, *target_, maxAdded_);
-    if (n == target_->locks.size()) {
+    const std::vector<std::size_t> keep = stepOf(*model_, *target_, maxAdded_);
+    if (keep.empty()) {
         auto full = std::move(target_);
         timer_.stop();
         model_->applySnapshot(std::move(full));
@@ -82,7 +94,7 @@ void StagedSnapshotFeeder::step() {
         return;
     }
     staged_ = true;
-    model_->applySnapshot(prefixOf(*target_, n));
+    model_->applySnapshot(partOf(*target_, keep));
     timer_.start();
 }
 

@@ -3,10 +3,11 @@
 // ~65 ms block of model inserts, proxy sorting and view updates on the GUI thread.
 //
 // A snapshot that adds at most maxAddedPerTurn() locks to the model is applied at once, as
-// before. A bigger one is applied as a series of prefixes of its (sorted) locks, one per turn of
-// a zero-interval timer, each holding at most maxAddedPerTurn() locks the model does not show
-// yet; the last step applies the snapshot itself. A prefix is a copy of those lock entries and of
-// the backends they name (the model's rows point into it, so it must be a real Snapshot). The
+// before. A bigger one is applied in steps, one per turn of a zero-interval timer: each step is
+// the locks the model already shows plus the next maxAddedPerTurn() it lacks, in the snapshot's
+// (sorted) order; the last step applies the snapshot itself. A step is a copy of those lock
+// entries and of the backends they name (the model's rows point into it, so it must be a real
+// Snapshot). The
 // model's own merge does the work of each step, so selection, expansion and scroll survive.
 // A new snapshot arriving while staging replaces the target: staging continues toward it, no
 // result is dropped and none is applied in one big step. The model's reset (LocksModel::clear(),
@@ -54,7 +55,7 @@ private:
     std::shared_ptr<const pglock::monitor::Snapshot> target_;
     QTimer timer_;
     int maxAdded_ = defaultMaxAddedPerTurn;
-    bool staged_ = false;  // some prefix was applied since the last complete snapshot
+    bool staged_ = false;  // some partial step was applied since the last complete snapshot
 };
 
 }  // namespace lockscope
