@@ -8,3 +8,6 @@ pglock_add_test(test_session_info SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_session
 # A real lock on the test server, polled by the monitor, found in the model and gone after release.
 pglock_add_test(test_locks_model_pg SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_locks_model_pg.cpp PG
                 LIBS lockscope_ui PostgreSQL::PostgreSQL)
+# StagedSnapshotFeeder: 6,000 locks reach the model over several turns, at most K new rows a turn;
+# a result arriving meanwhile wins; clear() cancels; the view's current row and expansion stay.
+pglock_add_test(test_staged_feeder SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_staged_feeder.cpp LIBS lockscope_ui)

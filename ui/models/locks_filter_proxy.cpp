@@ -137,6 +137,27 @@ void LocksFilterProxy::show(std::vector<int> rows) {
     for (int r : rows) nodes_[static_cast<std::size_t>(r)]->key = keyOf(sourceModel()->index(r, 0));
     const auto less = [this](int a, int b) { return before(nodes_[static_cast<std::size_t>(a)].get(), nodes_[static_cast<std::size_t>(b)].get()); };
     std::sort(rows.begin(), rows.end(), less);
+    // Rows that land in many places (a staged first poll: 2,000 new locks among those shown) would
+    // be as many insert ranges, each one O(rows) here and in a QTreeView: append them in one range
+    // and put them in place with one layout change instead.
+    std::size_t runs = 0;
+    for (std::size_t k = 0; k < rows.size() && runs <= kMaxInsertRuns; ++runs) {
+        const auto pos = std::lower_bound(order_.begin(), order_.end(), rows[k], less);
+        ++k;
+        while (k < rows.size() && (pos == order_.end() || less(rows[k], *pos))) ++k;
+    }
+    if (runs > kMaxInsertRuns) {
+        const auto at = static_cast<int>(order_.size());
+        beginInsertRows({}, at, at + static_cast<int>(rows.size()) - 1);
+        for (int r : rows) {
+            nodes_[static_cast<std::size_t>(r)]->kids = wantedKids(r);
+            proxyOf_[static_cast<std::size_t>(r)] = static_cast<int>(order_.size());
+            order_.push_back(r);
+        }
+        endInsertRows();
+        resort();
+        return;
+    }
     std::size_t k = 0;
     while (k < rows.size()) {
         const auto pos = static_cast<std::size_t>(std::lower_bound(order_.begin(), order_.end(), rows[k], less) - order_.begin());

@@ -76,6 +76,9 @@ private:
     // A source lock row. Positions live in the flat arrays below, not here: a poll shifts
     // thousands of rows by one, and a pass over an int array costs microseconds where a pass over
     // 10,000 heap nodes costs milliseconds.
+    // More insert ranges than this in one show() become one range and a layout change.
+    static constexpr std::size_t kMaxInsertRuns = 32;
+
     struct Node {
         quint64 id = 0;         // arrival order (the tie-break) and the internalId of its waiter indexes
         bool self = true;       // the lock itself matches the filter

@@ -1,8 +1,10 @@
-# The locks view's model, its sort/filter proxy and the session detail helper.
+# The locks view's model, its sort/filter proxy, the staged feeder of big snapshots and the session detail helper.
 list(APPEND LOCKSCOPE_UI_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/locks_model.hpp
   ${CMAKE_CURRENT_LIST_DIR}/locks_model.cpp
   ${CMAKE_CURRENT_LIST_DIR}/locks_filter_proxy.hpp
   ${CMAKE_CURRENT_LIST_DIR}/locks_filter_proxy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/staged_snapshot_feeder.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/staged_snapshot_feeder.cpp
   ${CMAKE_CURRENT_LIST_DIR}/session_info.hpp
   ${CMAKE_CURRENT_LIST_DIR}/session_info.cpp)

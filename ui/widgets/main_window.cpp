@@ -29,6 +29,7 @@
 #include "metrics/metrics_scraper.hpp"
 #include "models/locks_filter_proxy.hpp"
 #include "models/locks_model.hpp"
+#include "models/staged_snapshot_feeder.hpp"
 #include "pglock/conninfo.hpp"
 #include "pglock/key.hpp"
 #include "stores/catalog_name_cache.hpp"
@@ -53,6 +54,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     backends_ = new BackendActions(*readOnly_, this);
 
     model_ = new LocksModel(this);
+    feeder_ = new StagedSnapshotFeeder(model_, this);
     model_->setNameLookup([this](qint64 key) -> std::optional<QString> {
         const QStringList names = catalogNames(key);
         if (names.isEmpty()) {
@@ -162,6 +164,9 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     chartFeed_.setSingleShot(true);
     chartFeed_.setInterval(0);
     connect(&chartFeed_, &QTimer::timeout, this, &MainWindow::feedCharts);
+    connect(feeder_, &StagedSnapshotFeeder::caughtUp, this, [this] {
+        if (!chartQueue_.empty()) chartFeed_.start();
+    });
     tick_.setInterval(1000);
     connect(&tick_, &QTimer::timeout, model_, &LocksModel::tick);
     tick_.start();
@@ -280,13 +285,17 @@ void MainWindow::onResult(const PollResultPtr& result) {
     PollResultPtr previous = std::exchange(latest_, result);
     const auto release = qScopeGuard([this, &previous] { poller_.releaseOffThread(std::move(previous)); });
     const auto& snap = *result->snapshot;
-    model_->applySnapshot(result->snapshot);
+    // A result that adds thousands of locks (the first poll, a reconnect) reaches the locks view
+    // over several event-loop turns (StagedSnapshotFeeder); the labels below count the whole result.
+    feeder_->feed(result->snapshot);
     // The charts take the result in a later event-loop turn, not in this one: the first poll of
     // 10,000 locks would otherwise be one block of locks model + 10,000 timeline lanes, and every
     // later poll would add the charts' merge to the model's. Every result reaches them, in order
     // (their holds that ended are in no other result).
+    // While the locks view is being staged the charts wait for it: their first poll of 10,000
+    // lanes in the same turn as a staged step would make that turn as long as the one avoided.
     chartQueue_.push_back(result);
-    if (!chartFeed_.isActive()) chartFeed_.start();
+    if (!chartFeed_.isActive() && !feeder_->staging()) chartFeed_.start();
     const int major = snap.server_version / 10000;
     const int minor = snap.server_version % 10000;
     serverLabel_->setText(tr("PostgreSQL %1.%2").arg(major).arg(minor));
@@ -304,7 +313,7 @@ void MainWindow::onResult(const PollResultPtr& result) {
 }
 
 void MainWindow::feedCharts() {
-    if (chartQueue_.empty()) return;
+    if (chartQueue_.empty() || feeder_->staging()) return;  // caughtUp restarts the feed
     PollResultPtr next = std::move(chartQueue_.front());
     chartQueue_.pop_front();
     charts_->addPoll(next);

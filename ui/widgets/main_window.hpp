@@ -40,6 +40,7 @@ class MetricsPanel;
 class MetricsScraper;
 class CatalogNameCache;
 class CatalogPanel;
+class StagedSnapshotFeeder;
 class CatalogStore;
 class LockController;
 class MyLocksPanel;
@@ -68,6 +69,7 @@ public:
 
     Poller& poller() { return poller_; }
     LocksModel& locksModel() { return *model_; }
+    StagedSnapshotFeeder& locksFeeder() { return *feeder_; }
     QTreeView& locksView() { return *view_; }
     ResolverPanel& resolver() { return *resolver_; }
     PollResultPtr latest() const { return latest_; }
@@ -107,6 +109,7 @@ private:
     ProfileStore profiles_;
     Poller poller_;
     LocksModel* model_;
+    StagedSnapshotFeeder* feeder_;  // every result reaches model_ through it (big ones in steps)
     LocksFilterProxy* proxy_;
     QTreeView* view_;
     QTabWidget* mainTabs_;  // Locks, Charts, ...
