@@ -18,6 +18,7 @@
 #include <source_location>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -223,6 +224,27 @@ std::optional<pglock::Error> catch_error(F&& f) {
 }
 
 inline QByteArray qba(const std::string& s) { return QByteArray::fromStdString(s); }
+
+// What the client sent, counted from a PQtrace log: Sync messages (one per extended-protocol
+// statement), Parse (a statement prepared again) and Query (a simple-protocol statement).
+struct FrontendCounts {
+    int syncs = 0, parses = 0, queries = 0;
+};
+inline FrontendCounts count_frontend_messages(std::string_view trace) {
+    FrontendCounts c;
+    for (std::size_t line = 0; line < trace.size();) {
+        const std::size_t end = trace.find('\n', line);
+        const std::string_view l = trace.substr(line, (end == std::string_view::npos ? trace.size() : end) - line);
+        if (l.find("F\t") == 0 || l.find("\tF\t") != std::string_view::npos) {
+            if (l.find("\tSync") != std::string_view::npos) ++c.syncs;
+            if (l.find("\tParse") != std::string_view::npos) ++c.parses;
+            if (l.find("\tQuery") != std::string_view::npos) ++c.queries;
+        }
+        if (end == std::string_view::npos) break;
+        line = end + 1;
+    }
+    return c;
+}
 
 }  // namespace pgt
 

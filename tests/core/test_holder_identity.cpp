@@ -332,18 +332,7 @@ private slots:
                 std::fclose(trace);
                 const std::string text(buffer, size);
                 std::free(buffer);
-                int syncs = 0, parses = 0, queries = 0;
-                for (std::size_t line = 0; line < text.size();) {
-                    const std::size_t end = text.find('\n', line);
-                    const std::string_view l(text.data() + line, (end == std::string::npos ? text.size() : end) - line);
-                    if (l.find("F\t") == 0 || l.find("\tF\t") != std::string_view::npos) {
-                        if (l.find("\tSync") != std::string_view::npos) ++syncs;
-                        if (l.find("\tParse") != std::string_view::npos) ++parses;
-                        if (l.find("\tQuery") != std::string_view::npos) ++queries;
-                    }
-                    if (end == std::string::npos) break;
-                    line = end + 1;
-                }
+                const auto [syncs, parses, queries] = pgt::count_frontend_messages(text);
                 QVERIFY2(syncs == 4, (std::to_string(syncs) + " statements for try+release+acquire+release:\n" + text).c_str());
                 QCOMPARE(parses, 0);
                 QCOMPARE(queries, 0);
