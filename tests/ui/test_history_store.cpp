@@ -12,6 +12,8 @@
 #include <QSet>
 #include <QSpinBox>
 #include <QSignalSpy>
+#include <QSqlDatabase>
+#include <QSqlQuery>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QUuid>
@@ -218,6 +220,63 @@ private slots:
         const HistoryStore bad(junk);
         QVERIFY(!bad.isOpen());
         QVERIFY(!bad.errorString().isEmpty());
+    }
+
+    // A wait whose blocking PIDs the poll could not name (the holder left between the two reads)
+    // has an empty list; it used to bind as SQL NULL into waited_on NOT NULL and fail its batch.
+    void a_wait_blocked_by_nobody_is_stored_with_its_batch() {
+        const QString path = freshPath();
+        HistoryStore store(path);
+        QVERIFY(store.isOpen());
+        QVERIFY2(store.insert({hold("batch.hold", 1, now_ - 10, now_ - 5), wait("batch.wait", 2, now_ - 9, now_ - 6, {})}),
+                 qPrintable(store.errorString()));
+        const auto rows = all(path).result.rows;
+        QCOMPARE(rows.size(), std::size_t(2));
+        for (const Record& r : rows)
+            if (r.kind == Kind::wait) QVERIFY(r.waitedOn.isEmpty());
+    }
+
+    // A batch the file refused (here: another program holds the write lock longer than SQLite's
+    // busy timeout) is kept and written with the next one; the failure says so.
+    void recorder_keeps_a_failed_batch_for_the_next_write() {
+        const QString path = fileWith({});
+        HistoryRecorder recorder;
+        QSignalSpy opened(&recorder, &HistoryRecorder::opened);
+        QSignalSpy written(&recorder, &HistoryRecorder::written);
+        QSignalSpy failed(&recorder, &HistoryRecorder::failed);
+        recorder.open(path);
+        QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 5000);
+        QVERIFY(opened.at(0).at(1).toBool());
+
+        pglock::monitor::Hold h;
+        h.lock = {pglock::monitor::KeyForm::bigint, pglock::tag_of(5)};
+        h.key = 5;
+        h.pid = 21;
+        h.start = now_ - 5;
+        h.end = now_ - 1;
+        {
+            QSqlDatabase other = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("other-writer"));
+            other.setDatabaseName(path);
+            QVERIFY(other.open());
+            QSqlQuery lock(other);
+            QVERIFY(lock.exec(QStringLiteral("BEGIN EXCLUSIVE")));
+            recorder.record(pollResult({h}, {}));
+            QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 15000);
+            QVERIFY2(failed.at(0).at(0).toString().contains(QStringLiteral("kept")), qPrintable(failed.at(0).at(0).toString()));
+            QCOMPARE(written.count(), 0);
+            QVERIFY(lock.exec(QStringLiteral("ROLLBACK")));
+            lock.finish();
+            other.close();
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("other-writer"));
+        h.pid = 22;
+        recorder.record(pollResult({h}, {}));
+        QTRY_COMPARE_WITH_TIMEOUT(written.count(), 1, 10000);
+        QCOMPARE(written.at(0).at(0).toInt(), 2);  // the kept hold and the new one
+        QList<int> pids;
+        for (const Record& r : all(path).result.rows) pids << r.pid;
+        std::sort(pids.begin(), pids.end());
+        QCOMPARE(pids, (QList<int>{21, 22}));
     }
 
     void retention_deletes_old_rows_on_open_and_enforce() {

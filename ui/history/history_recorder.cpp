@@ -108,17 +108,38 @@ void HistoryWriter::open(const QString& path) {
     emit opened(path, true, QString(), store_->retentionDays());
 }
 
-void HistoryWriter::close() { store_.reset(); }
+void HistoryWriter::close() {
+    // Kept records get one last try in the file they belong to.
+    if (store_ && !pending_.empty()) write({});
+    if (!pending_.empty())
+        emit failed(tr("History: %n record(s) could not be written and are lost: %1", nullptr, static_cast<int>(pending_.size()))
+                        .arg(store_ ? store_->errorString() : tr("the file is closed")));
+    pending_.clear();
+    store_.reset();
+}
 
 void HistoryWriter::write(const std::vector<Record>& records) {
-    if (!store_ || records.empty()) return;
-    if (!store_->insert(records)) {
-        emit failed(store_->errorString());
+    if (!store_ || (records.empty() && pending_.empty())) return;
+    // A failed batch never drops records: they wait in pending_ and go first in the next one.
+    std::vector<Record> batch = std::move(pending_);
+    pending_.clear();
+    batch.insert(batch.end(), records.begin(), records.end());
+    if (!store_->insert(batch)) {
+        std::size_t dropped = 0;
+        if (batch.size() > kMaxPending) {
+            dropped = batch.size() - kMaxPending;
+            batch.erase(batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(dropped));
+        }
+        pending_ = std::move(batch);
+        QString message = tr("%1 (%n record(s) kept, written with the next batch)", nullptr, static_cast<int>(pending_.size()))
+                              .arg(store_->errorString());
+        if (dropped > 0) message += tr("; %n oldest record(s) dropped over the bound", nullptr, static_cast<int>(dropped));
+        emit failed(message);
         return;
     }
     int holds = 0;
-    for (const Record& r : records) holds += r.kind == Kind::hold ? 1 : 0;
-    emit written(holds, static_cast<int>(records.size()) - holds);
+    for (const Record& r : batch) holds += r.kind == Kind::hold ? 1 : 0;
+    emit written(holds, static_cast<int>(batch.size()) - holds);
     if (std::chrono::steady_clock::now() - lastEnforced_ >= enforceInterval_) enforce();
 }
 

@@ -104,6 +104,10 @@ signals:
 private:
     void enforce();
 
+    // Records of batches the file refused (busy, disk full): written with the next batch.
+    // Bounded; past the bound the oldest are dropped and counted, and the failure says so.
+    static constexpr std::size_t kMaxPending = 100000;
+    std::vector<Record> pending_;
     std::unique_ptr<HistoryStore> store_;
     qint64 maxRows_ = HistoryStore::kDefaultMaxRowsPerTable;
     std::chrono::milliseconds enforceInterval_ = HistoryRecorder::kDefaultEnforceInterval;

@@ -309,7 +309,8 @@ bool HistoryStore::insert(const std::vector<Record>& records) {
             q.bindValue(7, r.started);
             q.bindValue(8, r.ended);
             q.bindValue(9, r.duration());
-            if (r.kind == Kind::wait) q.bindValue(10, pidList(r.waitedOn));
+            // An empty list joins to a null QString: notNull, or the batch fails on NOT NULL.
+            if (r.kind == Kind::wait) q.bindValue(10, notNull(pidList(r.waitedOn)));
             if (!q.exec()) {
                 error = q.lastError().text();
                 return false;
