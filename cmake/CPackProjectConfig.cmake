@@ -1,0 +1,10 @@
+# Read by cpack before each generator runs (CPACK_PROJECT_CONFIG_FILE, cmake/Packaging.cmake).
+# Without dpkg-shlibdeps CPack would build .deb packages whose binaries declare no dependencies,
+# silently; fail instead.
+if(CPACK_GENERATOR STREQUAL "DEB")
+  find_program(PGLOCK_DPKG_SHLIBDEPS dpkg-shlibdeps)
+  if(NOT PGLOCK_DPKG_SHLIBDEPS)
+    message(FATAL_ERROR "dpkg-shlibdeps is missing (Debian package dpkg-dev): the .deb packages would "
+                        "have no dependencies. Install dpkg-dev, then run cpack again.")
+  endif()
+endif()
