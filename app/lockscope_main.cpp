@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
     QApplication::setOrganizationName(QStringLiteral("pglock"));
     QApplication::setApplicationName(QStringLiteral("lockscope"));
     QApplication::setApplicationVersion(QStringLiteral(PGLOCK_VERSION));
+    // Wayland's app_id: the installed lockscope.desktop, whose icon and name the shell then shows.
+    QGuiApplication::setDesktopFileName(QStringLiteral("lockscope"));
 
     QCommandLineParser cli;
     cli.setApplicationDescription(QStringLiteral("Named PostgreSQL advisory locks: holders, waiters, names."));
