@@ -214,7 +214,65 @@ void name_from_holders(Snapshot& snapshot) {
     }
 }
 
+namespace {
+
+const Holder* holder_in(const Snapshot& snapshot, const LockId& lock, int pid) {
+    for (const LockEntry& e : snapshot.locks) {
+        if (!(id_of(e) == lock)) continue;
+        for (const Holder& h : e.holders)
+            if (h.pid == pid) return &h;
+        return nullptr;
+    }
+    return nullptr;
+}
+
+const Waiter* waiter_in(const Snapshot& snapshot, const LockId& lock, int pid) {
+    for (const LockEntry& e : snapshot.locks) {
+        if (!(id_of(e) == lock)) continue;
+        for (const Waiter& w : e.waiters)
+            if (w.pid == pid) return &w;
+        return nullptr;
+    }
+    return nullptr;
+}
+
+std::optional<double> backend_start_of(const Snapshot& snapshot, int pid) {
+    const auto b = snapshot.backends.find(pid);
+    return b == snapshot.backends.end() ? std::nullopt : b->second.backend_start;
+}
+
+}  // namespace
+
+void HoldTracker::suspend(double last_seen, double max_gap) {
+    if (!suspended_at_) suspended_at_ = last_seen;
+    max_gap_ = max_gap;
+}
+
+void HoldTracker::resume(const Snapshot& snapshot) {
+    const double last_seen = *std::exchange(suspended_at_, std::nullopt);
+    const double gap = std::max(0.0, snapshot.server_now - last_seen);
+    for (auto it = open_.begin(); it != open_.end();) {
+        Hold& hold = it->second;
+        const Holder* h = holder_in(snapshot, hold.lock, hold.pid);
+        // Same pid, same session (backend_start tells a pid reused after a restart apart), same
+        // mode: the hold went on while nobody looked.
+        const bool same = gap <= max_gap_ && h && h->shared == hold.shared && hold.backend_start &&
+                          backend_start_of(snapshot, hold.pid) == hold.backend_start;
+        if (same) {
+            hold.unseen += gap;
+            ++it;
+            continue;
+        }
+        hold.end = last_seen;
+        finished_.push_back(std::move(hold));
+        it = open_.erase(it);
+    }
+}
+
 std::size_t HoldTracker::update(const Snapshot& snapshot) {
+    const std::size_t finished_before = finished_.size();
+    if (suspended_at_) resume(snapshot);
+    const std::size_t ended_in_gap = finished_.size() - finished_before;
     std::map<std::pair<LockId, int>, Hold> next;
     for (const LockEntry& lock : snapshot.locks) {
         for (const Holder& h : lock.holders) {
@@ -233,11 +291,12 @@ std::size_t HoldTracker::update(const Snapshot& snapshot) {
             if (auto b = snapshot.backends.find(h.pid); b != snapshot.backends.end()) {
                 hold.application_name = b->second.application_name;
                 hold.usename = b->second.usename;
+                hold.backend_start = b->second.backend_start;
             }
             next.emplace(k, std::move(hold));
         }
     }
-    const std::size_t ended = open_.size();
+    const std::size_t ended = open_.size() + ended_in_gap;
     for (auto& [k, hold] : open_) {
         hold.end = snapshot.server_now;
         finished_.push_back(std::move(hold));
@@ -261,6 +320,7 @@ std::optional<double> HoldTracker::held_since(const LockId& lock, int pid) const
 }
 
 void HoldTracker::close_all(double when) {
+    suspended_at_.reset();
     for (auto& [k, hold] : open_) {
         hold.end = when;
         finished_.push_back(std::move(hold));
@@ -296,9 +356,31 @@ Wait new_wait(const Snapshot& snapshot, const LockEntry& lock, const Waiter& w) 
 
 }  // namespace
 
+void WaitTracker::suspend(double last_seen, double max_gap) {
+    if (!suspended_at_) suspended_at_ = last_seen;
+    max_gap_ = max_gap;
+}
+
+void WaitTracker::resume(const Snapshot& snapshot) {
+    const double last_seen = *std::exchange(suspended_at_, std::nullopt);
+    const double gap = std::max(0.0, snapshot.server_now - last_seen);
+    for (auto it = open_.begin(); it != open_.end();) {
+        const Wait& wait = it->second;
+        const Waiter* w = waiter_in(snapshot, wait.lock, wait.pid);
+        if (gap <= max_gap_ && w && w->shared == wait.shared && wait.start_from_server && w->wait_start &&
+            *w->wait_start == wait.start) {
+            ++it;
+            continue;
+        }
+        finish(std::move(it->second), last_seen);
+        it = open_.erase(it);
+    }
+}
+
 std::size_t WaitTracker::update(const Snapshot& snapshot) {
     const std::size_t finished_before = finished_.size();
-    std::size_t ended = 0;
+    if (suspended_at_) resume(snapshot);
+    std::size_t ended = finished_.size() - finished_before;  // those that did not come back after a gap
     std::map<std::pair<LockId, int>, Wait> next;
     for (const LockEntry& lock : snapshot.locks) {
         for (const Waiter& w : lock.waiters) {
@@ -357,6 +439,7 @@ void WaitTracker::trim_finished() {
 std::vector<Wait> WaitTracker::take_finished() { return std::exchange(finished_, {}); }
 
 void WaitTracker::close_all(double when) {
+    suspended_at_.reset();
     for (auto& [k, wait] : open_) finish(std::move(wait), when);
     open_.clear();
     trim_finished();

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "pglock/observe.hpp"
+#include "pglock/text.hpp"
 
 namespace pglock {
 
@@ -50,14 +51,8 @@ Utf8 decode_utf8(std::string_view s) noexcept {
     return {cp, len};
 }
 
-// Code points a terminal would act on or hide rather than show: C0/C1 controls, DEL, and the
-// invisible format characters that reorder or hide text (bidi overrides and marks, zero-width
-// characters, line/paragraph separators, BOM). A name holding U+202E would otherwise display
-// reversed in an operator's log viewer. (Go's strconv.Quote escapes these too.)
-bool hidden(char32_t cp) noexcept {
-    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x061C || (cp >= 0x200B && cp <= 0x200F) ||
-           (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF;
-}
+// Escaped in a log line: see pglock/text.hpp (the views of the app use the same set).
+bool hidden(char32_t cp) noexcept { return is_hidden_code_point(cp); }
 
 // slog's text handler quotes values with spaces, quotes, '=', control characters or bytes that
 // are not valid UTF-8; inside quotes those are escaped (\n, \x.., \u....), so a value is one

@@ -117,20 +117,67 @@ Parsed parse_oid(std::string_view s, std::string_view what) {
     return {Fail::none, value, KeyInputForm::pair, {}};
 }
 
-Parsed combine(std::string_view classid, std::string_view objid) {
+// objsubid 1 is a bigint key's pair, 2 the int4-pair form (same tag, another lock).
+Parsed combine(std::string_view classid, std::string_view objid, bool int4_pair = false) {
     Parsed hi = parse_oid(classid, "classid");
     if (hi.fail != Fail::none) return hi;
     Parsed lo = parse_oid(objid, "objid");
     if (lo.fail != Fail::none) return lo;
     const LockTag tag{static_cast<std::uint32_t>(hi.key), static_cast<std::uint32_t>(lo.key)};
-    return {Fail::none, key_of(tag), KeyInputForm::pair, {}};
+    return {Fail::none, key_of(tag), int4_pair ? KeyInputForm::int4_pair : KeyInputForm::pair, {}};
+}
+
+// One int4 key of the int4-pair form: a signed 32-bit decimal.
+Parsed parse_int4(std::string_view s) {
+    if (!numeric_shape(s)) return failed(Fail::not_a_number, KeyInputForm::none, std::string(kNotANumber));
+    std::string_view digits = s;
+    if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
+    std::int32_t value = 0;
+    const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (ec == std::errc::result_out_of_range)
+        return failed(Fail::out_of_range, KeyInputForm::int4_pair, "an int4 key is -2147483648..2147483647");
+    if (digits.empty() || ec != std::errc{} || ptr != digits.data() + digits.size())
+        return failed(Fail::bad_pair, KeyInputForm::int4_pair, "an int4 pair needs two int4 numbers");
+    return {Fail::none, value, KeyInputForm::int4_pair, {}};
+}
+
+constexpr std::string_view kInt4PairSuffix = "int4 pair";
+
+// The text without a trailing "int4 pair" (any case), or nullopt when it has none.
+std::optional<std::string_view> strip_int4_suffix(std::string_view s) noexcept {
+    if (s.size() < kInt4PairSuffix.size()) return std::nullopt;
+    const std::string_view tail = s.substr(s.size() - kInt4PairSuffix.size());
+    for (std::size_t i = 0; i < tail.size(); ++i)
+        if (lower(tail[i]) != kInt4PairSuffix[i]) return std::nullopt;
+    return trim(s.substr(0, s.size() - kInt4PairSuffix.size()));
+}
+
+// "(1, 2) int4 pair", "(-1,2) INT4 PAIR", "1, 2 int4 pair".
+Parsed parse_int4_pair(std::string_view s) {
+    if (!s.empty() && s.front() == '(') {
+        if (s.back() != ')') return failed(Fail::incomplete, KeyInputForm::int4_pair, "an int4 pair opened with ( needs a closing )");
+        s = trim(s.substr(1, s.size() - 2));
+    }
+    const std::size_t comma = s.find(',');
+    if (comma == std::string_view::npos) {
+        if (!numeric_shape(s)) return failed(Fail::not_a_number, KeyInputForm::none, std::string(kNotANumber));
+        return failed(Fail::incomplete, KeyInputForm::int4_pair, "an int4 pair needs two int4 numbers");
+    }
+    Parsed first = parse_int4(trim(s.substr(0, comma)));
+    if (first.fail != Fail::none) return first;
+    Parsed second = parse_int4(trim(s.substr(comma + 1)));
+    if (second.fail != Fail::none) return second;
+    const LockTag tag{static_cast<std::uint32_t>(static_cast<std::int32_t>(first.key)),
+                      static_cast<std::uint32_t>(static_cast<std::int32_t>(second.key))};
+    return {Fail::none, key_of(tag), KeyInputForm::int4_pair, {}};
 }
 
 constexpr std::string_view kHalfPair = "a classid/objid pair needs two numbers";
 
-// "classid=1 objid=2", "objid=2, classid=1", "CLASSID = 1 OBJID = 2".
+// "classid=1 objid=2", "objid=2, classid=1", "CLASSID = 1 OBJID = 2", and as the locks view's
+// tooltip writes it: "classid 1, objid 2, objsubid 1" (objsubid 2: the int4-pair form).
 Parsed parse_labelled(std::string_view s) {
-    std::optional<std::string_view> classid, objid;
+    std::optional<std::string_view> classid, objid, objsubid;
     std::size_t i = 0;
     auto skip = [&](bool commas) {
         while (i < s.size() && (is_space(s[i]) || (commas && s[i] == ','))) ++i;
@@ -139,19 +186,21 @@ Parsed parse_labelled(std::string_view s) {
         std::string label;
         while (i < s.size() && ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z'))) label += lower(s[i++]);
         skip(false);
-        if (i >= s.size() || s[i] != '=' || (label != "classid" && label != "objid"))
+        if (i >= s.size() || (label != "classid" && label != "objid" && label != "objsubid"))
             return failed(Fail::bad_pair, KeyInputForm::pair, "expected classid=NUMBER objid=NUMBER");
-        ++i;
+        if (s[i] == '=' || s[i] == ':') ++i;
         skip(false);
         const std::size_t start = i;
         while (i < s.size() && !is_space(s[i]) && s[i] != ',') ++i;
-        auto& slot = label == "classid" ? classid : objid;
+        auto& slot = label == "classid" ? classid : label == "objid" ? objid : objsubid;
         if (slot) return failed(Fail::bad_pair, KeyInputForm::pair, label + " is given twice");
         slot = s.substr(start, i - start);
     }
     if (!classid || !objid || classid->empty() || objid->empty())
         return failed(Fail::incomplete, KeyInputForm::pair, std::string(kHalfPair));
-    return combine(*classid, *objid);
+    if (objsubid && *objsubid != "1" && *objsubid != "2")
+        return failed(Fail::bad_pair, KeyInputForm::pair, "objsubid is 1 (a bigint key) or 2 (an int4 pair)");
+    return combine(*classid, *objid, objsubid && *objsubid == "2");
 }
 
 // "1/2", "1,2", "(1, 2)". Parts that are not numbers make the whole text a name ("jobs/nightly").
@@ -197,14 +246,26 @@ bool starts_with_label(std::string_view s) noexcept {
         for (std::size_t i = 0; i < label.size(); ++i) same = same && lower(s[i]) == label[i];
         if (!same) continue;
         std::string_view rest = trim(s.substr(label.size()));
-        if (!rest.empty() && rest.front() == '=') return true;
+        if (!rest.empty() && (rest.front() == '=' || rest.front() == ':' || is_digit(rest.front()) || rest.front() == '+'))
+            return true;
     }
     return false;
 }
 
+// A copy of the locks view's Key tooltip: "pg_locks: classid 1, objid 2, objsubid 1".
+std::string_view strip_pg_locks_prefix(std::string_view s) noexcept {
+    constexpr std::string_view prefix = "pg_locks:";
+    if (s.size() < prefix.size()) return s;
+    for (std::size_t i = 0; i < prefix.size(); ++i)
+        if (lower(s[i]) != prefix[i]) return s;
+    return trim(s.substr(prefix.size()));
+}
+
 Parsed parse(std::string_view text) {
-    const std::string_view s = trim(text);
+    std::string_view s = trim(text);
     if (s.empty()) return failed(Fail::empty, KeyInputForm::none, "empty input");
+    if (const auto pair = strip_int4_suffix(s)) return parse_int4_pair(*pair);
+    s = strip_pg_locks_prefix(s);
     const std::string_view unsigned_part = (s.front() == '+' || s.front() == '-') ? s.substr(1) : s;
     if (unsigned_part.size() >= 2 && unsigned_part[0] == '0' && lower(unsigned_part[1]) == 'x') return parse_hex(s);
     if (numeric_shape(s)) return parse_decimal(s);
@@ -213,6 +274,10 @@ Parsed parse(std::string_view text) {
 }
 
 }  // namespace
+
+std::string int4_pair_text(std::int32_t first, std::int32_t second) {
+    return "(" + std::to_string(first) + ", " + std::to_string(second) + ") " + std::string(kInt4PairSuffix);
+}
 
 KeyInput parse_key_input(std::string_view text) {
     Parsed p = parse(text);

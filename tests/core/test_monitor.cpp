@@ -491,6 +491,49 @@ private slots:
         QCOMPARE(tracker.held_since({KeyForm::bigint, pglock::tag_of(1)}, 7), std::optional<double>(101.0));
     }
 
+    // The monitor's own session was lost after the poll at t=5 and is back at t=8: the same
+    // session (pid and backend_start) in the same mode holds on as one hold, the gap counted as
+    // unseen; a pid reused by another session, a changed mode, or a gap past max_gap ends the
+    // hold at 5, the last time it was seen.
+    void tracker_suspend_bridges_only_the_same_session_and_mode() {
+        auto snap = [](double now, bool shared7, double start9) {
+            Snapshot s = synthetic(now, {{1, 7}, {2, 8}, {3, 9}});
+            s.locks[0].holders[0].shared = shared7;
+            s.backends[7].backend_start = 1.0;
+            s.backends[8].backend_start = 1.0;
+            s.backends[9].backend_start = start9;
+            return s;
+        };
+        HoldTracker tracker;
+        tracker.update(snap(4, false, 1.0));
+        tracker.update(snap(5, false, 1.0));
+        tracker.suspend(5, 30);
+        tracker.suspend(6, 30);  // a second failed attempt keeps the first last_seen
+        Snapshot back = snap(8, true, 2.0);  // 7 now shared, 9 another session on a reused pid
+        QCOMPARE(tracker.update(back), std::size_t(2));
+        auto done = tracker.take_finished();
+        QCOMPARE(done.size(), std::size_t(2));
+        for (const auto& h : done) {
+            QVERIFY(h.pid == 7 || h.pid == 9);
+            QCOMPARE(h.start, 4.0);
+            QCOMPARE(h.end, std::optional<double>(5.0));
+        }
+        QCOMPARE(tracker.held_since({KeyForm::bigint, pglock::tag_of(2)}, 8), std::optional<double>(4.0));
+        QCOMPARE(tracker.held_since({KeyForm::bigint, pglock::tag_of(1)}, 7), std::optional<double>(8.0));
+        tracker.update(synthetic(9, {}));
+        done = tracker.take_finished();
+        const auto it = std::find_if(done.begin(), done.end(), [](const Hold& h) { return h.pid == 8; });
+        QVERIFY(it != done.end());
+        QCOMPARE(it->start, 4.0);
+        QCOMPARE(it->unseen, 3.0);
+
+        HoldTracker late;
+        late.update(snap(4, false, 1.0));
+        late.suspend(4, 30);
+        QCOMPARE(late.update(snap(40, false, 1.0)), std::size_t(3));  // 36 s > max_gap: all ended at 4
+        for (const auto& h : late.take_finished()) QCOMPARE(h.end, std::optional<double>(4.0));
+    }
+
     // ---- WaitTracker ------------------------------------------------------------------------
 
     void wait_tracker_records_a_live_wait_with_its_blocker() {

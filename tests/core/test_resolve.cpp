@@ -67,6 +67,16 @@ private slots:
         QTest::newRow("pair max oids is -1") << QByteArray("4294967295/4294967295") << qint64(-1) << pair;
         QTest::newRow("pair INT64_MIN") << QByteArray("2147483648/0") << qint64(kMin) << pair;
         QTest::newRow("pair zero") << QByteArray("0/0") << qint64(0) << pair;
+        // As the views display a lock: the Key tooltip, and the int4-pair form (KeyInputForm 4,
+        // int4_pair), whose key only carries its pg_locks tag.
+        QTest::newRow("tooltip bigint") << QByteArray("pg_locks: classid 2634267189, objid 270809732, objsubid 1")
+                                        << qint64(kRollup) << pair;
+        QTest::newRow("labels with spaces") << QByteArray("classid 2634267189 objid 270809732") << qint64(kRollup) << pair;
+        const int int4 = 4;
+        QTest::newRow("int4 pair") << QByteArray("(1, 2) int4 pair") << qint64(4294967298) << int4;
+        QTest::newRow("int4 pair negative, max") << QByteArray("(-7, 2147483647) int4 pair") << qint64(-27917287425) << int4;
+        QTest::newRow("int4 pair no parens, case") << QByteArray(" 1,2 INT4 PAIR ") << qint64(4294967298) << int4;
+        QTest::newRow("tooltip int4 pair") << QByteArray("pg_locks: classid 1, objid 2, objsubid 2") << qint64(4294967298) << int4;
     }
     void accepts() {
         QFETCH(QByteArray, text);
@@ -117,7 +127,11 @@ private slots:
         QTest::newRow("labelled garbage value") << QByteArray("classid=abc objid=1") << "classid is not a number"
                                                 << true;
         QTest::newRow("labelled twice") << QByteArray("classid=1 classid=2") << "given twice" << true;
-        QTest::newRow("labelled unknown field") << QByteArray("classid=1 objsubid=1") << "expected classid" << true;
+        QTest::newRow("labelled unknown field") << QByteArray("classid=1 objtype=1") << "expected classid" << true;
+        QTest::newRow("objsubid 3") << QByteArray("classid 1, objid 2, objsubid 3") << "objsubid is 1" << true;
+        QTest::newRow("int4 out of range") << QByteArray("(1, 2147483648) int4 pair") << "int4 key" << true;
+        QTest::newRow("int4 pair half") << QByteArray("(1) int4 pair") << "two int4" << true;
+        QTest::newRow("a name ending in int4 pair") << QByteArray("legacy int4 pair") << "not a number" << false;
     }
     void rejects() {
         QFETCH(QByteArray, text);

@@ -228,7 +228,8 @@ private slots:
         for (const QByteArray& name : QList<QByteArray>{bom + "x", bom, bom + bom, bom + " "}) {
             const QByteArray line = lockscope::names::escapeName(name);
             QVERIFY2(line.startsWith("\\xef\\xbb\\xbf"), line.constData());
-            QCOMPARE(lockscope::names::printable(name).toUtf8(), line);
+            // printable() also writes a U+FEFF inside the name as \ufeff; either way it reads back.
+            QCOMPARE(lockscope::names::unescapeName(lockscope::names::printable(name).toUtf8()), std::optional<QByteArray>(name));
             QVERIFY(lockscope::names::printable(name) != lockscope::names::printable(name.sliced(3)));
             const lockscope::names::NameList parsed = lockscope::names::parseNameList(line + "\n");
             QCOMPARE(parsed.names.size(), 1);

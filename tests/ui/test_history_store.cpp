@@ -710,6 +710,64 @@ private slots:
 
     // ---- the real server ------------------------------------------------------------------------
 
+    // The poller's own session is killed three times during one hold: it reconnects each time and
+    // sees the same holder (same pid, same backend_start, same mode) holding on. That is one hold
+    // in the history, with the time the poller could not see it recorded, never four.
+    void a_hold_survives_the_pollers_own_reconnects_as_one_row() {
+        const auto dsn = pglock::test::test_dsn();
+        QVERIFY2(dsn.has_value(), "no test server");
+        const QByteArray name = "history.gap." + QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+        const std::int64_t key = pglock::key_of(std::string_view(name.constData(), static_cast<std::size_t>(name.size())));
+        const QString path = freshPath();
+        const QString pollerApp = QStringLiteral("history-gap-poller-") + QUuid::createUuid().toString(QUuid::Id128).left(8);
+
+        HistoryRecorder recorder;
+        recorder.setNameResolver([&](qint64 k) -> std::optional<QByteArray> {
+            if (k == key) return name;
+            return std::nullopt;
+        });
+        QSignalSpy opened(&recorder, &HistoryRecorder::opened);
+        recorder.open(path);
+        QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 5000);
+
+        lockscope::Poller poller;
+        poller.setInterval(250ms);
+        connect(&poller, &lockscope::Poller::resultReady, &recorder, &HistoryRecorder::record);
+        int polls = 0;
+        connect(&poller, &lockscope::Poller::resultReady, this, [&](const PollResultPtr&) { ++polls; });
+
+        pglock::test::PgConn holder(*dsn), killer(*dsn);
+        QVERIFY(holder.ok() && killer.ok());
+        const int holderPid = std::atoi(holder.one("SELECT pg_backend_pid()").c_str());
+        holder.one("SELECT pg_advisory_lock(" + std::to_string(key) + ")");
+        poller.start(QString::fromStdString(*dsn) + QStringLiteral(" application_name=") + pollerApp);
+        const std::string kill = "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '" +
+                                 pollerApp.toStdString() + "'";
+        for (int i = 0; i < 3; ++i) {
+            const int before = polls;
+            QTRY_VERIFY_WITH_TIMEOUT(polls >= before + 2, 15000);  // connected and polling again
+            QCOMPARE(killer.one(kill), std::string("1"));
+        }
+        const int before = polls;
+        QTRY_VERIFY_WITH_TIMEOUT(polls >= before + 2, 15000);
+        holder.one("SELECT pg_advisory_unlock(" + std::to_string(key) + ")");
+
+        std::vector<Record> rows;
+        auto ended = [&] {
+            rows = all(path, {.text = QString::fromUtf8(name), .kind = Kind::hold}).result.rows;
+            return !rows.empty();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(ended(), 15000);
+        QTest::qWait(600);  // two more polls: a split hold would have written its later parts by now
+        rows = all(path, {.text = QString::fromUtf8(name), .kind = Kind::hold}).result.rows;
+        QStringList got;
+        for (const Record& r : rows) got << QStringLiteral("pid %1 %2..%3").arg(r.pid).arg(r.started, 0, 'f', 3).arg(r.ended, 0, 'f', 3);
+        QVERIFY2(rows.size() == 1, qPrintable(QStringLiteral("one hold became %1 rows: %2").arg(rows.size()).arg(got.join(QStringLiteral("; ")))));
+        QCOMPARE(rows.front().pid, holderPid);
+        QVERIFY2(rows.front().unseen > 0, "the time the poller could not see the hold is not recorded");
+        QVERIFY(rows.front().unseen < rows.front().duration());
+    }
+
     void poller_and_recorder_store_a_real_hold_and_wait() {
         const auto dsn = pglock::test::test_dsn();
         QVERIFY2(dsn.has_value(), "no test server");

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "history/history_store.hpp"
+#include "pglock/resolve.hpp"
 #include "stores/name_import.hpp"
 
 namespace lockscope::history {
@@ -39,9 +40,8 @@ int HistoryModel::columnCount(const QModelIndex& parent) const { return parent.i
 
 QString HistoryModel::displayName(const Record& r) {
     if (r.intPair) {
-        return QStringLiteral("(%1, %2) int4 pair")
-            .arg(static_cast<qint32>(static_cast<quint64>(r.key) >> 32))
-            .arg(static_cast<qint32>(static_cast<quint32>(r.key)));
+        return QString::fromStdString(pglock::int4_pair_text(static_cast<qint32>(static_cast<quint64>(r.key) >> 32),
+                                                             static_cast<qint32>(static_cast<quint32>(r.key))));
     }
     if (!r.name) return QStringLiteral("(unknown) %1").arg(r.key);
     return names::printable(*r.name);

@@ -22,7 +22,9 @@ Record common(Kind kind, const Event& e, std::optional<QByteArray> name) {
 }  // namespace
 
 Record fromHold(const pglock::monitor::Hold& hold, std::optional<QByteArray> name) {
-    return common(Kind::hold, hold, std::move(name));
+    Record r = common(Kind::hold, hold, std::move(name));
+    r.unseen = hold.unseen;
+    return r;
 }
 
 Record fromWait(const pglock::monitor::Wait& wait, std::optional<QByteArray> name) {

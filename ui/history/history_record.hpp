@@ -27,6 +27,7 @@ struct Record {
     bool shared = false;
     double started = 0;               // server epoch seconds
     double ended = 0;
+    double unseen = 0;                // holds: seconds of it the monitor could not see (reconnecting)
     QList<int> waitedOn;              // waits: every pid that blocked it, sorted
     double duration() const { return ended - started; }
     friend bool operator==(const Record&, const Record&) = default;

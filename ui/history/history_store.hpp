@@ -1,9 +1,10 @@
 // The monitor's history of holds and waits: one SQLite file per server profile, so that what an
 // operator saw survives restarts and can be searched and exported later.
 //
-// Schema (version 1, in table schema_version):
+// Schema (version 2, in table schema_version; a version 1 file gets `unseen` when opened to write):
 //   holds(id INTEGER PRIMARY KEY, name BLOB NULL, key INTEGER, int_pair INTEGER, pid INTEGER,
-//         application TEXT, username TEXT, shared INTEGER, started REAL, ended REAL, duration REAL)
+//         application TEXT, username TEXT, shared INTEGER, started REAL, ended REAL, duration REAL,
+//         unseen REAL)                               -- seconds of the hold the monitor could not see
 //   waits(... the same ..., waited_on TEXT)        -- blocking pids, "123,456"
 //   settings(key TEXT PRIMARY KEY, value)           -- retention_days
 // - name is the exact bytes, bound as a BLOB as the catalog does (NUL, invalid UTF-8); NULL when
@@ -35,7 +36,7 @@ namespace lockscope::history {
 class HistoryStore {
 public:
     enum class Mode { readWrite, readOnly };
-    static constexpr int kSchemaVersion = 1;
+    static constexpr int kSchemaVersion = 2;
     static constexpr int kDefaultRetentionDays = 7;
     static constexpr int kMaxRetentionDays = 3650;
     static constexpr qint64 kDefaultMaxRowsPerTable = 1'000'000;

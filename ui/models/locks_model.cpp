@@ -1,5 +1,7 @@
 #include "models/locks_model.hpp"
 
+#include "pglock/resolve.hpp"
+
 #include "stores/name_import.hpp"
 
 #include <QColor>
@@ -30,13 +32,17 @@ static_assert(LocksModel::ColumnCount < 32, "column masks are 32-bit");
 // Tooltips show the start of a query; the session panel shows all of it.
 constexpr qsizetype kTooltipQueryChars = 500;
 
-QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+// Server-supplied text (application_name, user, state, query) as a view shows it: a bidi
+// override or zero-width character in it is written \uXXXX, never obeyed.
+QString qs(std::string_view s) { return names::shownText(QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()))); }
 
 QString elide(const std::string& text) {
-    QString q = QString::fromStdString(text).simplified();
+    QString q = names::shownText(QString::fromStdString(text).simplified());
     if (q.size() > kTooltipQueryChars) q = q.left(kTooltipQueryChars) + QChar(0x2026);
     return q;
 }
+
+QString int4PairText(const LockEntry& e) { return QString::fromStdString(pglock::int4_pair_text(e.pair_first, e.pair_second)); }
 
 const Backend* backendOf(const Snapshot& snap, int pid) {
     const auto it = snap.backends.find(pid);
@@ -512,9 +518,24 @@ void LocksModel::clear() {
     endResetModel();
 }
 
-void LocksModel::tick() {
+void LocksModel::setStale(bool stale) {
+    if (stale_ == stale) return;
+    stale_ = stale;
     const int n = lockCount();
     if (n == 0) return;
+    // Every cell's colour, and Held-for's text (it goes back to the last poll's time).
+    emit dataChanged(index(0, 0), index(n - 1, ColumnCount - 1));
+    for (int r = 0; r < n; ++r) {
+        const auto& w = lockAt(r).waiters;
+        if (w.empty()) continue;
+        const QModelIndex parent = index(r, 0);
+        emit dataChanged(index(0, 0, parent), index(static_cast<int>(w.size()) - 1, ColumnCount - 1, parent));
+    }
+}
+
+void LocksModel::tick() {
+    const int n = lockCount();
+    if (n == 0 || stale_) return;
     const QList<int> roles{Qt::DisplayRole, SortRole};
     emit dataChanged(index(0, HeldFor), index(n - 1, HeldFor), roles);
     for (int r = 0; r < n; ++r) {
@@ -697,8 +718,10 @@ QVariant LocksModel::data(const QModelIndex& index, int role) const {
 
 double LocksModel::now() const {
     // The server's clock at the last poll, moved on by the time elapsed here since: hold starts
-    // and wait starts are server times, and the local clock may be off.
-    return snapshot_ ? snapshot_->server_now + static_cast<double>(sinceSnapshot_.elapsed()) / 1000.0 : 0.0;
+    // and wait starts are server times, and the local clock may be off. Stale rows stay at the
+    // time of the poll that saw them: nobody knows what happened since.
+    if (!snapshot_) return 0.0;
+    return stale_ ? snapshot_->server_now : snapshot_->server_now + static_cast<double>(sinceSnapshot_.elapsed()) / 1000.0;
 }
 
 std::optional<QString> LocksModel::nameOf(const LockRow& row) const {
@@ -709,12 +732,12 @@ std::optional<QString> LocksModel::nameOf(const LockRow& row) const {
 }
 
 LocksModel::ShownName LocksModel::shownName(const LockRow& row) const {
-    if (auto name = nameOf(row)) return {*name, NameSource::catalog};
+    if (auto name = nameOf(row)) return {names::shownText(*name), NameSource::catalog};
     const auto& holder = row.entry->holder_name;
     if (row.id.form != KeyForm::bigint || !holder) return {tr("unknown"), NameSource::none};
     const QString name = names::printable(QByteArray::fromStdString(holder->name));
-    if (holder->verified) return {tr("%1 (from holder)").arg(name), NameSource::holder};
-    return {tr("%1%2 (from holder, cut)").arg(name, QChar(0x2026)), NameSource::holderPrefix};
+    if (holder->verified) return {tr("%1 (from holder)").arg(names::isolated(name)), NameSource::holder};
+    return {tr("%1%2 (from holder, cut)").arg(names::isolated(name + QChar(0x2026)), QString()), NameSource::holderPrefix};
 }
 
 bool LocksModel::isOwn(const LockRow& row) const {
@@ -753,9 +776,10 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
         std::vector<std::string_view> values;
         switch (static_cast<Column>(column)) {
         case Name:
-            if (pair) return QStringLiteral("(%1, %2) int4 pair").arg(e.pair_first).arg(e.pair_second);
+            if (pair) return int4PairText(e);
             return shownName(row).text;
-        case Key: return pair ? QStringLiteral("%1, %2").arg(e.pair_first).arg(e.pair_second) : QString::number(e.key);
+        // What the resolver reads back: "a, b" alone would be a classid/objid pair (another lock).
+        case Key: return pair ? int4PairText(e) : QString::number(e.key);
         case Mode: return modeText(modeOf(e));
         case Holders: {
             QString out;
@@ -796,7 +820,7 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
             if (pair)
                 tip = tr("pg_advisory_lock(int4, int4) with keys %1 and %2: not a named lock").arg(e.pair_first).arg(e.pair_second);
             else if (auto name = nameOf(row))
-                tip = tr("%1\nkey %2").arg(*name).arg(e.key);
+                tip = tr("%1\nkey %2").arg(names::shownText(*name)).arg(e.key);
             else if (e.holder_name && e.holder_name->verified)
                 tip = tr("%1\nkey %2\nNot in the catalog: read from the application_name of its holder, pid %3, and "
                          "verified (the name hashes to the key)")
@@ -851,7 +875,9 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
         }
         return {};
     case Qt::BackgroundRole: return highlighted(row) ? QVariant(QColor(255, 213, 128)) : QVariant();
-    case Qt::ForegroundRole: return highlighted(row) ? QVariant(QColor(Qt::black)) : QVariant();
+    case Qt::ForegroundRole:
+        if (stale_) return QVariant(QColor(Qt::gray));
+        return highlighted(row) ? QVariant(QColor(Qt::black)) : QVariant();
     case Qt::TextAlignmentRole:
         if (column == Key || column == HeldFor || column == Waiters) return int(Qt::AlignRight | Qt::AlignVCenter);
         return {};
@@ -895,8 +921,7 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
     case FilterRole: {
         std::vector<std::string_view> apps;
         distinctValues(e, s, Field::application, apps);
-        const QString name = pair ? QStringLiteral("(%1, %2) int4 pair").arg(e.pair_first).arg(e.pair_second)
-                                  : shownName(row).text;
+        const QString name = pair ? int4PairText(e) : shownName(row).text;
         return name + QLatin1Char('\n') + QString::number(e.key) + QLatin1Char('\n') + joined(apps);
     }
     default: return {};
@@ -953,7 +978,9 @@ QVariant LocksModel::waiterData(const LockRow& lock, const WaiterRow& w, int col
         }
         return b && !b->query.empty() ? QVariant(elide(b->query)) : QVariant();
     case Qt::BackgroundRole: return pinHighlight && column == HeldFor ? QVariant(QColor(255, 213, 128)) : QVariant();
-    case Qt::ForegroundRole: return pinHighlight && column == HeldFor ? QVariant(QColor(Qt::black)) : QVariant();
+    case Qt::ForegroundRole:
+        if (stale_) return QVariant(QColor(Qt::gray));
+        return pinHighlight && column == HeldFor ? QVariant(QColor(Qt::black)) : QVariant();
     case PinsXminSecondsRole: {
         const auto pinned = pinsXmin();
         return pinned ? QVariant(*pinned) : QVariant();

@@ -86,7 +86,12 @@ public:
     // Disconnected: forget everything. The one place that resets the model.
     void clear();
     // Time passed: dataChanged for the Held-for column only (the window calls it every second).
+    // Nothing while stale.
     void tick();
+    // A poll failed: the rows are what the last good poll saw, no longer the server's state. They
+    // are drawn grey and their timers stop at that poll's time, until setStale(false).
+    void setStale(bool stale);
+    bool stale() const { return stale_; }
 
     void setNameLookup(NameLookup lookup);
     // The catalog changed: dataChanged for the Name column of every lock.
@@ -180,6 +185,7 @@ private:
     std::vector<WaiterRow> waiters_;
     std::vector<const pglock::monitor::LockEntry*> entryOfRow_;
     bool merging_ = false;
+    bool stale_ = false;
     QElapsedTimer sinceSnapshot_;
 
     NameLookup nameLookup_;

@@ -1,5 +1,7 @@
 #include "models/session_info.hpp"
 
+#include "pglock/resolve.hpp"
+
 #include <QDateTime>
 #include <QStringList>
 
@@ -22,7 +24,7 @@ QString stamp(const std::optional<double>& when, double serverNow) {
 }
 
 QString keyText(const pglock::monitor::LockEntry& e) {
-    if (e.form == pglock::monitor::KeyForm::int_pair) return QStringLiteral("(%1, %2) int4 pair").arg(e.pair_first).arg(e.pair_second);
+    if (e.form == pglock::monitor::KeyForm::int_pair) return QString::fromStdString(pglock::int4_pair_text(e.pair_first, e.pair_second));
     return QString::number(e.key);
 }
 

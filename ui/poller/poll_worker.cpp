@@ -9,6 +9,10 @@ namespace {
 constexpr std::chrono::milliseconds kFirstBackoff{500};
 constexpr std::chrono::milliseconds kMaxBackoff{10000};
 constexpr std::chrono::milliseconds kConnectTimeout{10000};
+// A hold seen by the same session on both sides of a reconnect this short is one hold: the
+// monitor's own session was killed or cut, not the holder's. Longer, the lock may have been let
+// go and taken again unseen, so the hold ends where it was last seen.
+constexpr double kMaxUnseenGapSeconds = 30.0;
 }  // namespace
 
 PollWorker::PollWorker() {
@@ -31,6 +35,9 @@ void PollWorker::begin(quint64 generation, const QString& conninfo, const QStrin
     conninfo_ = conninfo.toStdString();
     overrides_.clear();
     if (!password.isEmpty()) overrides_.emplace_back("password", password.toStdString());
+    // Operators see in pg_stat_activity which session is this app's monitor (an application_name
+    // in the connection string wins).
+    overrides_.emplace_back("fallback_application_name", "lockscope (monitor)");
     active_ = true;
     backoff_ = std::chrono::milliseconds(0);
     emit state(generation_, PollState::connecting, QStringLiteral("connecting…"));
@@ -82,11 +89,11 @@ bool PollWorker::ensureConnected() {
 
 void PollWorker::lose(const QString& why) {
     session_.reset();
-    // Holds and waits seen before the outage cannot be told apart from new ones after it: end
-    // them at the last time they were seen, so history never invents one across the gap.
+    // Holds and waits seen before the outage: the first poll after it tells which went on (same
+    // session, same mode, a short gap) and which ended, at the last time they were seen.
     if (last_server_now_ > 0) {
-        tracker_.close_all(last_server_now_);
-        wait_tracker_.close_all(last_server_now_);
+        tracker_.suspend(last_server_now_, kMaxUnseenGapSeconds);
+        wait_tracker_.suspend(last_server_now_, kMaxUnseenGapSeconds);
     }
     backoff_ = backoff_.count() == 0 ? kFirstBackoff : std::min(backoff_ * 2, kMaxBackoff);
     const QString message = QStringLiteral("%1 — retrying in %2 s")

@@ -3,6 +3,10 @@
 #include <QFile>
 #include <QFileInfo>
 
+#include <algorithm>
+
+#include "pglock/text.hpp"
+
 namespace lockscope::names {
 namespace {
 
@@ -60,7 +64,26 @@ bool isValidUtf8(QByteArrayView bytes) noexcept {
     return true;
 }
 
-QString printable(QByteArrayView name) { return QString::fromUtf8(escapeName(name)); }
+QString printable(QByteArrayView name) { return shownText(QString::fromUtf8(escapeName(name))); }
+
+QString shownText(const QString& text) {
+    QString out;
+    bool escaped = false;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const QChar c = text.at(i);
+        // Surrogate pairs are never hidden (every hidden code point is in the BMP).
+        if (!c.isSurrogate() && pglock::is_hidden_code_point(c.unicode())) {
+            if (!escaped) out = text.left(i);
+            escaped = true;
+            out += QStringLiteral("\\u%1").arg(c.unicode(), 4, 16, QLatin1Char('0'));
+        } else if (escaped) {
+            out += c;
+        }
+    }
+    return escaped ? out : text;
+}
+
+QString isolated(const QString& text) { return QChar(0x2068) + text + QChar(0x2069); }
 
 QByteArray escapeName(QByteArrayView name) {
     const auto* p = reinterpret_cast<const unsigned char*>(name.data());
@@ -128,6 +151,23 @@ std::optional<QByteArray> unescapeName(QByteArrayView line, QString* why) {
             case 'n': out += '\n'; break;
             case 'r': out += '\r'; break;
             case 't': out += '\t'; break;
+            case 'u': {
+                // \uXXXX: what printable() writes for a code point a view would obey.
+                char16_t cp = 0;
+                bool ok = i + 4 < line.size();
+                for (int k = 1; ok && k <= 4; ++k) {
+                    const int v = hexValue(line[i + k]);
+                    ok = v >= 0;
+                    cp = static_cast<char16_t>(cp * 16 + std::max(v, 0));
+                }
+                if (!ok || QChar::isSurrogate(cp)) {
+                    if (why) *why = QStringLiteral("\\u needs exactly four hex digits (not a surrogate)");
+                    return std::nullopt;
+                }
+                out += QString(QChar(cp)).toUtf8();
+                i += 4;
+                break;
+            }
             case 'x': {
                 const int hi = i + 1 < line.size() ? hexValue(line[i + 1]) : -1;
                 const int lo = i + 2 < line.size() ? hexValue(line[i + 2]) : -1;

@@ -49,7 +49,15 @@ bool isValidUtf8(QByteArrayView bytes) noexcept;
 QByteArray escapeName(QByteArrayView name);
 // A name as the app shows it: escapeName() as text, so control bytes and invalid UTF-8 are
 // visible, two different names never look the same, and the text can be copied back exactly.
+// Code points a view would obey instead of showing (bidi overrides, zero-width characters: see
+// pglock/text.hpp) are written \uXXXX, which unescapeName() reads back.
 QString printable(QByteArrayView name);
+// Text from the server (application_name, user, query) as a view shows it: hidden code points
+// written \uXXXX, the rest as is. Display only: nothing reads it back.
+QString shownText(const QString& text);
+// `text` between FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE: a right-to-left name inside
+// other text ("%1 (from holder)") keeps the text around it in place.
+QString isolated(const QString& text);
 // The inverse for one already-trimmed line; nullopt with *why set for an unknown or cut escape.
 std::optional<QByteArray> unescapeName(QByteArrayView line, QString* why = nullptr);
 

@@ -3,7 +3,6 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
@@ -13,20 +12,14 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "stores/name_import.hpp"
+#include "widgets/name_input.hpp"
+
 namespace lockscope {
 namespace {
 
-// Names are bytes: show valid UTF-8 as text, anything else with \xHH escapes, never garbled.
-QString display(const QByteArray& name) {
-    const QString text = QString::fromUtf8(name);
-    if (text.toUtf8() == name && !name.contains('\0')) return text;
-    QString out;
-    for (char c : name) {
-        const auto b = static_cast<unsigned char>(c);
-        out += (b >= 0x20 && b < 0x7f) ? QString(QLatin1Char(c)) : QStringLiteral("\\x%1").arg(b, 2, 16, QLatin1Char('0'));
-    }
-    return out;
-}
+// Names are bytes: shown as the rest of the app shows them (escaped, never garbled or obeyed).
+QString display(const QByteArray& name) { return names::printable(name); }
 
 }  // namespace
 
@@ -51,6 +44,7 @@ CatalogPanel::CatalogPanel(CatalogStore& store, QWidget* parent) : QWidget(paren
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setSelectionMode(QAbstractItemView::SingleSelection);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->horizontalHeader()->setSortIndicator(0, Qt::AscendingOrder);  // A→Z (Qt's default is Z→A)
     table_->setSortingEnabled(true);
     layout->addWidget(table_, 1);
 
@@ -120,7 +114,7 @@ void CatalogPanel::reload() {
         }
     }
     table_->setSortingEnabled(true);
-    status_->setText(tr("%n names", nullptr, store_.count()));
+    status_->setText(counted(store_.count(), tr("name"), tr("names")));
 }
 
 QByteArray CatalogPanel::selectedName() const {
@@ -130,12 +124,12 @@ QByteArray CatalogPanel::selectedName() const {
 }
 
 void CatalogPanel::addName() {
-    bool ok = false;
-    const QString name = QInputDialog::getText(this, tr("Add a lock name"), tr("Name:"), QLineEdit::Normal, {}, &ok);
-    if (!ok) return;
+    const std::optional<QString> typed = askName(this, tr("Add a lock name"), tr("Name:"));
+    if (!typed) return;
+    const QString& name = *typed;
     switch (store_.add(name.toUtf8())) {
         case CatalogStore::AddResult::added: break;
-        case CatalogStore::AddResult::duplicate: status_->setText(tr("\"%1\" is already in the catalog.").arg(name)); break;
+        case CatalogStore::AddResult::duplicate: status_->setText(tr("\"%1\" is already in the catalog.").arg(elideMiddle(name))); break;
         case CatalogStore::AddResult::invalid: status_->setText(tr("An empty name is not a lock name.")); break;
         case CatalogStore::AddResult::failed: status_->setText(store_.errorString()); break;
     }
@@ -150,14 +144,13 @@ void CatalogPanel::removeSelected() {
 void CatalogPanel::renameSelected() {
     const QByteArray from = selectedName();
     if (from.isEmpty()) return;
-    bool ok = false;
-    const QString to = QInputDialog::getText(this, tr("Rename"), tr("New name (its key is derived again):"),
-                                             QLineEdit::Normal, QString::fromUtf8(from), &ok);
-    if (!ok) return;
+    const std::optional<QString> typed = askName(this, tr("Rename"), tr("New name (its key is derived again):"), QString::fromUtf8(from));
+    if (!typed) return;
+    const QString& to = *typed;
     switch (store_.rename(from, to.toUtf8())) {
         case CatalogStore::RenameResult::renamed:
         case CatalogStore::RenameResult::unchanged: break;
-        case CatalogStore::RenameResult::duplicate: status_->setText(tr("\"%1\" is already in the catalog.").arg(to)); break;
+        case CatalogStore::RenameResult::duplicate: status_->setText(tr("\"%1\" is already in the catalog.").arg(elideMiddle(to))); break;
         case CatalogStore::RenameResult::invalid: status_->setText(tr("An empty name is not a lock name.")); break;
         case CatalogStore::RenameResult::notFound:
         case CatalogStore::RenameResult::failed: status_->setText(store_.errorString()); break;
@@ -181,7 +174,7 @@ void CatalogPanel::scanTree() {
 void CatalogPanel::exportList() {
     const QString path = QFileDialog::getSaveFileName(this, tr("Export lock names"));
     if (path.isEmpty()) return;
-    status_->setText(store_.exportText(path) ? tr("Exported %n names.", nullptr, store_.count()) : store_.errorString());
+    status_->setText(store_.exportText(path) ? tr("Exported %1.").arg(counted(store_.count(), tr("name"), tr("names"))) : store_.errorString());
 }
 
 void CatalogPanel::report(const QString& what, const ImportReport& r) {
@@ -190,7 +183,7 @@ void CatalogPanel::report(const QString& what, const ImportReport& r) {
         return;
     }
     QString text = tr("%1: %2 found, %3 new, %4 duplicate, %5 skipped").arg(what).arg(r.found).arg(r.added).arg(r.duplicate).arg(r.skipped);
-    if (r.filesScanned > 0) text += tr(" (%n files)", nullptr, r.filesScanned);
+    if (r.filesScanned > 0) text += QStringLiteral(" (%1)").arg(counted(r.filesScanned, tr("file"), tr("files")));
     status_->setText(text);
     status_->setToolTip(r.warnings.join(QLatin1Char('\n')));
 }

@@ -6,7 +6,6 @@
 #include <QDateTime>
 #include <QDoubleSpinBox>
 #include <QHeaderView>
-#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -38,6 +37,7 @@
 #include "widgets/catalog_panel.hpp"
 #include "widgets/connection_dialog.hpp"
 #include "widgets/my_locks_panel.hpp"
+#include "widgets/name_input.hpp"
 #include "widgets/resolver_panel.hpp"
 #include "widgets/session_panel.hpp"
 
@@ -56,15 +56,18 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     model_ = new LocksModel(this);
     feeder_ = new StagedSnapshotFeeder(model_, this);
     model_->setNameLookup([this](qint64 key) -> std::optional<QString> {
-        const QStringList names = catalogNames(key);
-        if (names.isEmpty()) {
+        QStringList shown;
+        for (const QByteArray& name : names_->names(key)) shown << names::printable(name);
+        if (shown.isEmpty()) {
             // Not catalogued, but taken by hand here: this app knows the name it hashed.
             for (const auto& own : locks_->locks()) {
-                if (own.key == key && own.holding()) return names::printable(own.name) + tr(" (taken here)");
+                if (own.key == key && own.holding()) return names::isolated(names::printable(own.name)) + tr(" (taken here)");
             }
             return std::nullopt;
         }
-        return names.size() == 1 ? names.first() : names.join(QStringLiteral(" | ")) + tr(" (collision)");
+        if (shown.size() == 1) return shown.first();
+        for (QString& name : shown) name = names::isolated(name);
+        return shown.join(QStringLiteral(" | ")) + tr(" (collision)");
     });
     model_->setHeldSinceProvider([this](const pglock::monitor::LockId& lock, int pid) -> std::optional<double> {
         return latest_ ? latest_->heldSince(lock, pid) : std::nullopt;
@@ -242,6 +245,8 @@ void MainWindow::connectTo(const QString& conninfo, const QString& password, con
     connectionLabel_ = label.isEmpty() ? (server.isEmpty() ? tr("(unparsable connection string)") : server) : label;
     latest_.reset();
     model_->clear();
+    model_->setStale(false);
+    lastPollTime_.clear();
     while (!chartQueue_.empty()) {
         poller_.releaseOffThread(std::move(chartQueue_.front()));
         chartQueue_.pop_front();
@@ -301,12 +306,15 @@ void MainWindow::onResult(const PollResultPtr& result) {
     serverLabel_->setText(tr("PostgreSQL %1.%2").arg(major).arg(minor));
     standbyLabel_->setText(tr("STANDBY: advisory locks here are local to this server"));
     standbyLabel_->setVisible(snap.in_recovery);
-    pollLabel_->setText(tr("polled %1 in %2 ms")
-                            .arg(QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")))
-                            .arg(snap.latency_ms, 0, 'f', 1));
+    lastPollTime_ = QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss"));
+    if (model_->stale()) {
+        model_->setStale(false);
+        onState(poller_.state(), QString());
+    }
+    pollLabel_->setText(tr("polled %1 in %2 ms").arg(lastPollTime_).arg(snap.latency_ms, 0, 'f', 1));
     std::size_t waiters = 0;
     for (const auto& lock : snap.locks) waiters += lock.waiters.size();
-    rowsLabel_->setText(tr("%1 locks, %2 waiting").arg(snap.locks.size()).arg(waiters));
+    rowsLabel_->setText(tr("%1, %2 waiting").arg(counted(static_cast<qint64>(snap.locks.size()), tr("lock"), tr("locks"))).arg(waiters));
     resolver_->setLatest(result);
     // The selected row may have a new holder by now: follow the row, not the old pid.
     onSelection();
@@ -329,7 +337,14 @@ void MainWindow::onState(PollState state, const QString& message) {
         case PollState::connected: text = tr("connected to %1").arg(connectionLabel_); break;
         case PollState::disconnected: text = tr("disconnected: %1").arg(message); break;
     }
-    if (state == PollState::connected && message != QStringLiteral("connected")) text += QStringLiteral(" — ") + message;
+    const bool pollFailed = state == PollState::connected && message.startsWith(QStringLiteral("poll failed"));
+    if (state == PollState::connected && !message.isEmpty() && message != QStringLiteral("connected")) text += QStringLiteral(" — ") + message;
+    // The moment a poll fails what the view shows is history: say so, and since when.
+    if ((state == PollState::disconnected || pollFailed) && !lastPollTime_.isEmpty()) model_->setStale(true);
+    if (model_->stale()) {
+        text += tr(" — showing the locks as of %1").arg(lastPollTime_);
+        pollLabel_->setText(tr("stale: as of %1").arg(lastPollTime_));
+    }
     stateLabel_->setText(text);
     stateLabel_->setStyleSheet(state == PollState::disconnected ? QStringLiteral("color: #b00020") : QString());
 }
@@ -360,8 +375,9 @@ void MainWindow::showContextMenu(const QPoint& pos) {
         menu.addAction(tr("Add the holder's name to the catalog"), this, [this, fromHolder] { catalog_.add(fromHolder); });
     }
     menu.addAction(tr("Copy key"), this, [key] { QApplication::clipboard()->setText(QString::number(key)); });
-    menu.addAction(tr("Open in resolver"), this, [this, key] {
-        resolver_->setText(QString::number(key));
+    const QString keyText = index.siblingAtColumn(LocksModel::Key).data().toString();
+    menu.addAction(tr("Open in resolver"), this, [this, key, keyText] {
+        resolver_->setText(keyText.isEmpty() ? QString::number(key) : keyText);
         tabs_->setCurrentWidget(resolver_);
     });
     addBackendActions(menu, index);
@@ -369,15 +385,14 @@ void MainWindow::showContextMenu(const QPoint& pos) {
 }
 
 void MainWindow::nameUnknownKey(qint64 key, const QString& start) {
-    bool ok = false;
-    const QString name = QInputDialog::getText(this, tr("Name this key"),
-                                               tr("The lock name whose key is %1 (it is checked by hashing):").arg(key),
-                                               QLineEdit::Normal, start, &ok);
-    if (!ok || name.isEmpty()) return;
+    const std::optional<QString> typed =
+        askName(this, tr("Name this key"), tr("The lock name whose key is %1 (it is checked by hashing):").arg(key), start);
+    if (!typed || typed->isEmpty()) return;
+    const QString& name = *typed;
     const QByteArray bytes = name.toUtf8();
     if (pglock::key_of(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size()))) != key) {
         QMessageBox::warning(this, tr("Name this key"),
-                             tr("\"%1\" hashes to a different key, so it is not this lock's name.").arg(name));
+                             tr("\"%1\" hashes to a different key, so it is not this lock's name.").arg(elideMiddle(name)));
         return;
     }
     catalog_.add(bytes);

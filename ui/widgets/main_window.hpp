@@ -132,6 +132,7 @@ private:
     QLabel* pollLabel_;
     QLabel* rowsLabel_;
     QTimer tick_;
+    QString lastPollTime_;  // HH:mm:ss of the last good poll: what stale rows are "as of"
     PollResultPtr latest_;
     // Results the charts have not taken yet (see onResult): oldest first, each one fed in its own
     // event-loop turn by chartFeed_ (a zero timer, so timers and input get their turn between).

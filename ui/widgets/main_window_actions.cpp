@@ -18,6 +18,7 @@
 #include "widgets/catalog_panel.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/my_locks_panel.hpp"
+#include "widgets/name_input.hpp"
 #include "widgets/resolver_panel.hpp"
 
 namespace lockscope {
@@ -145,14 +146,14 @@ bool MainWindow::releaseBeforeLeaving(const QString& why) {
     const int held = locks_->holdingCount();
     const auto answer = QMessageBox::question(
         this, why,
-        tr("This app holds %1 lock(s) and waits for %2. %3 releases them and cancels the waits. Go on?")
-            .arg(held)
+        tr("This app holds %1 and waits for %2. %3 releases them and cancels the waits. Go on?")
+            .arg(counted(held, tr("lock"), tr("locks")))
             .arg(active - held)
             .arg(why),
         QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
     if (answer != QMessageBox::Yes) return false;
     // The release runs on the controller's workers; the dialog keeps the window painting.
-    QProgressDialog progress(tr("Releasing %1 lock(s)…").arg(active), QString(), 0, 0, this);
+    QProgressDialog progress(tr("Releasing %1…").arg(counted(active, tr("lock"), tr("locks"))), QString(), 0, 0, this);
     progress.setWindowModality(Qt::WindowModal);
     progress.setMinimumDuration(300);
     connect(locks_, &LockController::allSettled, &progress, &QProgressDialog::accept);

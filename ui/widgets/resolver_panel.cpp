@@ -14,6 +14,8 @@
 
 #include "pglock/key.hpp"
 #include "pglock/resolve.hpp"
+#include "stores/name_import.hpp"
+#include "widgets/name_input.hpp"
 
 namespace lockscope {
 
@@ -24,6 +26,7 @@ ResolverPanel::ResolverPanel(QWidget* parent) : QWidget(parent) {
     input_->setObjectName(QStringLiteral("resolverInput"));
     input_->setPlaceholderText(tr("a lock name, or a key: -7132652647757890940, 0x9d03…, 2634267189/270809732"));
     input_->setClearButtonEnabled(true);
+    acceptWholeNames(input_);
     forceName_ = new QCheckBox(tr("as name"), this);
     forceName_->setToolTip(tr("Treat numeric text as a lock name (key_of(\"12345\") is not the key 12345)"));
     row->addWidget(input_, 1);
@@ -95,6 +98,7 @@ void ResolverPanel::setLatest(PollResultPtr latest) {
 void ResolverPanel::resolve() {
     key_.reset();
     name_.reset();
+    int4Pair_ = false;
     const QString text = input_->text();
     const QByteArray bytes = text.toUtf8();
     const std::string_view view(bytes.constData(), static_cast<std::size_t>(bytes.size()));
@@ -105,6 +109,7 @@ void ResolverPanel::resolve() {
         const pglock::KeyInput parsed = pglock::parse_key_input(view);
         if (parsed) key_ = *parsed.key;
         else problem = QString::fromStdString(parsed.error);
+        int4Pair_ = parsed && parsed.form == pglock::KeyInputForm::int4_pair;
     } else {
         name_ = bytes;
         key_ = pglock::key_of(view);
@@ -121,9 +126,29 @@ void ResolverPanel::resolve() {
         return;
     }
     const pglock::LockTag tag = pglock::tag_of(*key_);
+    if (int4Pair_) {
+        // pg_advisory_lock(int4, int4): same tag as a bigint key, another lock, nobody's name.
+        const auto a = static_cast<std::int32_t>(tag.classid), b = static_cast<std::int32_t>(tag.objid);
+        keyLine_->setText(tr("%1   (classid %2, objid %3, objsubid 2)")
+                              .arg(QString::fromStdString(pglock::int4_pair_text(a, b)))
+                              .arg(tag.classid)
+                              .arg(tag.objid));
+        namesLine_->setText(tr("an int4 pair is not a lock name's key"));
+        sql_->setPlainText(QStringLiteral("SELECT l.pid, l.granted, l.mode, a.state, a.application_name\n"
+                                          "FROM pg_locks l JOIN pg_stat_activity a USING (pid)\n"
+                                          "WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.classid = %1 AND l.objid = %2;")
+                               .arg(tag.classid)
+                               .arg(tag.objid));
+        copy_->setEnabled(true);
+        take_->setEnabled(false);
+        showLive();
+        emit resolved(*key_);
+        return;
+    }
     keyLine_->setText(tr("%1   (classid %2, objid %3, objsubid 1)").arg(*key_).arg(tag.classid).arg(tag.objid));
     QStringList names = namesForKey_ ? namesForKey_(*key_) : QStringList();
     if (name_ && !names.contains(text)) names.prepend(text + tr(" (typed, not in the catalog)"));
+    for (QString& shown : names) shown = elideMiddle(names::shownText(shown));
     namesLine_->setText(names.isEmpty() ? tr("no catalog name hashes to this key") : names.join(QStringLiteral("\n")));
     if (names.size() > 1 && !name_) namesLine_->setText(namesLine_->text() + tr("\n⚠ several names share this key"));
     sql_->setPlainText(QString::fromStdString(pglock::pg_locks_sql(*key_)));
@@ -140,8 +165,9 @@ void ResolverPanel::showLive() {
         return;
     }
     const pglock::LockTag tag = pglock::tag_of(*key_);
+    const auto form = int4Pair_ ? pglock::monitor::KeyForm::int_pair : pglock::monitor::KeyForm::bigint;
     for (const auto& lock : latest_->snapshot->locks) {
-        if (lock.form != pglock::monitor::KeyForm::bigint || !(lock.tag == tag)) continue;
+        if (lock.form != form || !(lock.tag == tag)) continue;
         QStringList holders;
         for (const auto& h : lock.holders) {
             const auto b = latest_->snapshot->backends.find(h.pid);

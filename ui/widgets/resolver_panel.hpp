@@ -35,6 +35,9 @@ public:
     // was one.
     std::optional<qint64> currentKey() const { return key_; }
     std::optional<QByteArray> currentName() const { return name_; }
+    // The input was the int4-pair form ("(1, 2) int4 pair"): currentKey() then only carries its
+    // pg_locks tag (classid << 32 | objid); no name hashes to it.
+    bool currentIsInt4Pair() const { return int4Pair_; }
 
 signals:
     void resolved(qint64 key);
@@ -58,6 +61,7 @@ private:
     PollResultPtr latest_;
     std::optional<qint64> key_;
     std::optional<QByteArray> name_;
+    bool int4Pair_ = false;
 };
 
 }  // namespace lockscope

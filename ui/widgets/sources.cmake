@@ -4,6 +4,7 @@ list(APPEND LOCKSCOPE_UI_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/resolver_panel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/session_panel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_panel.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/name_input.cpp
   # Profiles are a store, listed here so that ui/stores/sources.cmake stays the catalog's.
   ${CMAKE_CURRENT_LIST_DIR}/../stores/profile_store.cpp)
 # Operator actions: the take-lock dialog and the "My locks" panel (they talk to ui/actions).

@@ -12,14 +12,17 @@
 
 #include "pglock/key.hpp"
 #include "stores/name_import.hpp"
+#include "widgets/name_input.hpp"
 
 namespace lockscope {
 
 TakeLockDialog::TakeLockDialog(const QByteArray& name, QWidget* parent) : QDialog(parent) {
     setWindowTitle(tr("Take lock"));
     setObjectName(QStringLiteral("takeLockDialog"));
-    nameEdit_ = new QLineEdit(names::printable(name), this);
+    nameEdit_ = new QLineEdit(this);
     nameEdit_->setObjectName(QStringLiteral("takeLockName"));
+    acceptWholeNames(nameEdit_);  // before the text goes in: a long name is never cut
+    nameEdit_->setText(names::printable(name));
     nameEdit_->setPlaceholderText(tr("lock name, e.g. orders.daily-rollup"));
     nameEdit_->setMinimumWidth(380);
     keyLabel_ = new QLabel(this);

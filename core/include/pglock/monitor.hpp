@@ -125,6 +125,10 @@ struct Hold {
     std::optional<double> end;      // of the first snapshot that no longer did
     std::string application_name;
     std::string usename;
+    std::optional<double> backend_start;  // of the holding session: a reused pid is another hold
+    // Seconds inside [start, end] when no poll could see the hold (the monitor's own session was
+    // reconnecting) and it was seen again, same session and mode, on both sides of the gap.
+    double unseen = 0;
     double duration() const { return end ? *end - start : 0; }
 };
 
@@ -142,12 +146,21 @@ public:
     std::optional<double> held_since(const LockId& lock, int pid) const;
     // The server restarted or the connection dropped: every open hold ends at `when`.
     void close_all(double when);
+    // The monitor's session was lost after the poll at server time `last_seen`. Open holds stay
+    // open until the next update(): one that its snapshot shows again with the same pid,
+    // backend_start and mode, within `max_gap` seconds of `last_seen`, goes on as one hold (the
+    // gap added to its `unseen`); every other one ends at `last_seen`, the last time it was seen.
+    // Called again before that update, it keeps the first `last_seen`.
+    void suspend(double last_seen, double max_gap);
 
 private:
+    void resume(const Snapshot& snapshot);
     void trim_finished();  // keeps the newest max_finished_
     std::size_t max_finished_;
     std::map<std::pair<LockId, int>, Hold> open_;
     std::vector<Hold> finished_;
+    std::optional<double> suspended_at_;
+    double max_gap_ = 0;
 };
 
 // A wait: (lock, pid) seen waiting from `start` until `end` (nullopt while it lasts), whether it
@@ -183,13 +196,20 @@ public:
     std::vector<Wait> take_finished();
     // The connection dropped: every open wait ends at `when`.
     void close_all(double when);
+    // As HoldTracker::suspend: a wait the next snapshot shows again within `max_gap`, with the
+    // same waitstart (PostgreSQL 14+; without one a wait cannot be told from a new one), goes on;
+    // every other one ends at `last_seen`.
+    void suspend(double last_seen, double max_gap);
 
 private:
+    void resume(const Snapshot& snapshot);
     void finish(Wait wait, double when);
     void trim_finished();
     std::size_t max_finished_;
     std::map<std::pair<LockId, int>, Wait> open_;
     std::vector<Wait> finished_;
+    std::optional<double> suspended_at_;
+    double max_gap_ = 0;
 };
 
 }  // namespace pglock::monitor

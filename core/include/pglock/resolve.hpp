@@ -12,7 +12,14 @@
 //   pair      2634267189/270809732                   classid/objid as pg_locks shows them (objsubid=1),
 //             2634267189,270809732                   each 0..4294967295; the key is key_of(LockTag)
 //             (2634267189, 270809732)
-//             classid=2634267189 objid=270809732     (either order; "," or spaces between; any case)
+//             classid=2634267189 objid=270809732     (either order; "," or spaces between; any case;
+//             classid 2634267189, objid 270809732     "=" or ":" or nothing after a label; an optional
+//             pg_locks: classid …, objid …, objsubid 1  "pg_locks:" in front, as the locks view's tooltip)
+//   int4 pair (1, 2) int4 pair                        pg_advisory_lock(int4, int4): two signed int4
+//             pg_locks: classid 1, objid 2, objsubid 2  keys, as every view shows them (int4_pair_text);
+//                                                    objsubid 2 makes a classid/objid pair this form
+// The int4-pair form is another lock than any bigint key: KeyInput::form says which, and `key`
+// then carries (classid << 32 | objid) only to name the pg_locks tag (see LockEntry::key).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +30,7 @@
 namespace pglock {
 
 // Which form the text had; lets a UI echo "read as classid/objid pair" back to the operator.
-enum class KeyInputForm { none, decimal, hex, pair };
+enum class KeyInputForm { none, decimal, hex, pair, int4_pair };
 
 // Either a key or a human-readable reason why the text is not one. Exactly one of key/error is
 // set. A struct rather than an exception: a half-typed key is the normal state of an input box.
@@ -37,6 +44,10 @@ struct KeyInput {
 };
 
 KeyInput parse_key_input(std::string_view text);
+
+// How every view writes a pg_advisory_lock(int4, int4) lock: "(1, 2) int4 pair". The one home of
+// this notation; parse_key_input() reads it back.
+std::string int4_pair_text(std::int32_t first, std::int32_t second);
 
 // True when the text is *shaped* like a key in one of the forms above — even if parse_key_input
 // rejects it for range or because half of a pair is missing ("99999999999999999999", "123/",
