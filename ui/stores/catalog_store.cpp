@@ -22,10 +22,6 @@
 namespace lockscope {
 namespace {
 
-qint64 keyOf(const QByteArray& name) {
-    return pglock::key_of(std::string_view(name.constData(), static_cast<std::size_t>(name.size())));
-}
-
 // Qt's SQLite driver binds a null QString as SQL NULL, which the NOT NULL columns refuse.
 QString notNull(const QString& s) { return s.isNull() ? QStringLiteral("") : s; }
 
@@ -33,6 +29,10 @@ QString nowUtc() { return QDateTime::currentDateTimeUtc().toString(Qt::ISODateWi
 
 
 }  // namespace
+
+qint64 CatalogStore::keyFor(const QByteArray& name) const {
+    return pglock::key_of(std::string_view(name.constData(), static_cast<std::size_t>(name.size())));
+}
 
 CatalogStore::CatalogStore(QObject* parent) : CatalogStore(defaultPath(), parent) {}
 
@@ -141,7 +141,7 @@ CatalogStore::AddResult CatalogStore::add(const QByteArray& name, const QString&
         q.prepare(QStringLiteral("INSERT INTO names (name, key, note, owner, added_at) VALUES (?, ?, ?, ?, ?) "
                                  "ON CONFLICT (name) DO NOTHING"));
         q.addBindValue(name);
-        q.addBindValue(keyOf(name));
+        q.addBindValue(keyFor(name));
         q.addBindValue(notNull(note));
         q.addBindValue(notNull(owner));
         q.addBindValue(nowUtc());
@@ -217,7 +217,7 @@ CatalogStore::RenameResult CatalogStore::rename(const QByteArray& from, const QB
         // The key follows the name: it is re-derived, never carried over.
         q.prepare(QStringLiteral("UPDATE names SET name = ?, key = ? WHERE name = ?"));
         q.addBindValue(to);
-        q.addBindValue(keyOf(to));
+        q.addBindValue(keyFor(to));
         q.addBindValue(from);
         if (!q.exec()) {
             error = q.lastError().text();
@@ -294,7 +294,7 @@ std::vector<CatalogEntry> CatalogStore::entries() const {
     // key is derived from its name again, here where every reader of the catalog gets it.
     while (q.next()) {
         QByteArray name = q.value(0).toByteArray();
-        const qint64 key = keyOf(name);
+        const qint64 key = keyFor(name);
         out.push_back({std::move(name), key, q.value(2).toString(), q.value(3).toString(), q.value(4).toString()});
     }
     return out;
@@ -317,7 +317,7 @@ std::optional<CatalogEntry> CatalogStore::entry(const QByteArray& name) const {
     }
     if (!q.next()) return std::nullopt;
     const QByteArray found = q.value(0).toByteArray();
-    return CatalogEntry{found, keyOf(found), q.value(2).toString(), q.value(3).toString(), q.value(4).toString()};
+    return CatalogEntry{found, keyFor(found), q.value(2).toString(), q.value(3).toString(), q.value(4).toString()};
 }
 
 QList<QByteArray> CatalogStore::namesForKey(qint64 key) const {
@@ -333,7 +333,7 @@ QList<QByteArray> CatalogStore::namesForKey(qint64 key) const {
     // The index finds candidates; only a name that really hashes to the key is one of its names.
     while (q.next()) {
         const QByteArray name = q.value(0).toByteArray();
-        if (keyOf(name) == key) out.append(name);
+        if (keyFor(name) == key) out.append(name);
     }
     return out;
 }
@@ -443,7 +443,7 @@ ImportReport CatalogStore::importSources(const QList<NameSource>& sources) {
         }
         for (const QByteArray& name : std::as_const(unique)) {
             q.bindValue(0, name);
-            q.bindValue(1, keyOf(name));
+            q.bindValue(1, keyFor(name));
             q.bindValue(2, addedAt);
             if (!q.exec()) {
                 error = QStringLiteral("%1: %2").arg(names::printable(name), q.lastError().text());

@@ -126,6 +126,13 @@ public:
 signals:
     void changed();
 
+protected:
+    // pglock::key_of(name): every key the store writes or hands out comes from here. Virtual only
+    // so that a test can make two names share a key, which SHA-256 will not do for it (the CLI's
+    // Catalog(std::vector<NamedKey>) serves the same purpose); a key stored by another writer
+    // never can, since it is not read back.
+    virtual qint64 keyFor(const QByteArray& name) const;
+
 private:
     void openDatabase();
     bool fail(const QString& what, const QString& detail) const;
