@@ -13,6 +13,8 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "models/plain_text.hpp"
+
 namespace lockscope {
 namespace {
 
@@ -37,6 +39,7 @@ CatalogPanel::CatalogPanel(CatalogStore& store, QWidget* parent) : QWidget(paren
     filter_->setClearButtonEnabled(true);
     layout->addWidget(filter_);
     collisionWarning_ = new QLabel(this);
+    collisionWarning_->setTextFormat(Qt::PlainText);  // shows server or user text: never as HTML (plain_text.hpp)
     collisionWarning_->setObjectName(QStringLiteral("catalogCollisionWarning"));
     collisionWarning_->setWordWrap(true);
     collisionWarning_->setStyleSheet(QStringLiteral("color: #b00020; font-weight: bold;"));
@@ -74,6 +77,7 @@ CatalogPanel::CatalogPanel(CatalogStore& store, QWidget* parent) : QWidget(paren
     buttons->addWidget(take);
     layout->addLayout(buttons);
     status_ = new QLabel(this);
+    status_->setTextFormat(Qt::PlainText);
     status_->setWordWrap(true);
     layout->addWidget(status_);
 
@@ -192,7 +196,7 @@ void CatalogPanel::report(const QString& what, const ImportReport& r) {
     QString text = tr("%1: %2 found, %3 new, %4 duplicate, %5 skipped").arg(what).arg(r.found).arg(r.added).arg(r.duplicate).arg(r.skipped);
     if (r.filesScanned > 0) text += tr(" (%n files)", nullptr, r.filesScanned);
     status_->setText(text);
-    status_->setToolTip(r.warnings.join(QLatin1Char('\n')));
+    status_->setToolTip(plainToolTip(r.warnings.join(QLatin1Char('\n'))));  // they quote file text
 }
 
 }  // namespace lockscope
