@@ -14,6 +14,8 @@
 #include "actions/read_only_switch.hpp"
 #include "bench/bench_mode.hpp"
 #include "metrics/metrics_scraper.hpp"
+#include "pglock/conninfo.hpp"
+#include "pglock/conninfo_secrets.hpp"
 #include "stores/catalog_store.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/resolver_panel.hpp"
@@ -66,6 +68,21 @@ int main(int argc, char** argv) {
                     benchPolls});
     cli.process(app);
 
+    // Usage errors first, before any file is opened or anything shown: each is said once, exit 2.
+    if (cli.isSet(tab) && !lockscope::MainWindow::tabNames().contains(cli.value(tab))) {
+        std::fprintf(stderr, "lockscope: --tab %s: no such tab (%s)\n", qPrintable(cli.value(tab)),
+                     qPrintable(lockscope::MainWindow::tabNames().join(QStringLiteral(", "))));
+        return 2;
+    }
+    if (cli.isSet(dsn)) {
+        // A string libpq refuses to parse never connects: retrying it would repeat the error forever.
+        const std::string conninfo = cli.value(dsn).toStdString();
+        if (const auto why = pglock::conninfo_error(conninfo)) {
+            std::fprintf(stderr, "lockscope: invalid --dsn: %s\n", pglock::redact_secrets(*why, conninfo).c_str());
+            return 2;
+        }
+    }
+
     const QString catalogPath = cli.isSet(catalog) ? cli.value(catalog) : lockscope::CatalogStore::defaultPath();
     lockscope::CatalogStore store(catalogPath);
     if (!store.isOpen()) {
@@ -73,17 +90,21 @@ int main(int argc, char** argv) {
         return 1;
     }
     if (cli.isSet(importNames)) {
-        const auto report = store.importText(cli.value(importNames));
+        const QString file = cli.value(importNames);
+        const auto report = store.importText(file);
         if (!report.errors.isEmpty()) {
-            std::fprintf(stderr, "lockscope: import of %s failed: %s\n", qPrintable(cli.value(importNames)),
+            std::fprintf(stderr, "lockscope: import of %s failed: %s\n", qPrintable(file),
                          qPrintable(report.errors.join(QStringLiteral("; "))));
             return 1;
         }
-    }
-
-    if (cli.isSet(benchSeconds) && !cli.isSet(dsn)) {
-        std::fprintf(stderr, "lockscope: --bench-seconds needs --dsn\n");
-        return 2;
+        // Each skipped line with its number and why (the warnings say "FILE: line N: ...").
+        for (const QString& warning : report.warnings) std::fprintf(stderr, "lockscope: %s\n", qPrintable(warning));
+        if (report.skipped > 0) {
+            std::fprintf(stderr,
+                         "lockscope: --import-names %s: %d line(s) skipped, %d name(s) added; fix the file and import it again\n",
+                         qPrintable(file), report.skipped, report.added);
+            return 1;
+        }
     }
 
     lockscope::MainWindow window(store);
@@ -119,7 +140,7 @@ int main(int argc, char** argv) {
         }
     }
     if (cli.isSet(resolve)) window.resolver().setText(cli.value(resolve));
-    if (cli.isSet(tab)) window.showTab(cli.value(tab));
+    if (cli.isSet(tab)) window.showTab(cli.value(tab));  // checked above
 
     std::unique_ptr<lockscope::BenchMode> bench;
     if (cli.isSet(benchSeconds)) {

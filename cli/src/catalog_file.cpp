@@ -12,6 +12,7 @@
 #include <system_error>
 #include <unordered_set>
 
+#include "pglock/catalog_format.hpp"
 #include "pglock/key.hpp"
 #include "pglock_cli/text.hpp"
 
@@ -60,17 +61,49 @@ Catalog read_sqlite(const std::string& path) {
     if (rc != SQLITE_OK)
         fail(path, std::string("cannot open the SQLite catalog: ") + (db ? sqlite3_errmsg(db.get()) : sqlite3_errstr(rc)));
     sqlite3_busy_timeout(db.get(), 2000);  // the lockscope app may be writing to it right now
+    // Busy, or a hot journal this read-only handle cannot roll back: say so, not "not a catalog".
+    const auto sqlite_failure = [&](int rc) {
+        std::error_code ec;
+        const bool hot_journal = std::filesystem::exists(path + "-journal", ec);
+        fail(path, catalog_format::describe_sqlite_failure(rc, sqlite3_errmsg(db.get()), hot_journal));
+    };
+    const auto prepare = [&](const char* sql) {
+        sqlite3_stmt* raw_stmt = nullptr;
+        if (const int rc = sqlite3_prepare_v2(db.get(), sql, -1, &raw_stmt, nullptr); rc != SQLITE_OK) sqlite_failure(rc);
+        return std::unique_ptr<sqlite3_stmt, SqliteFinalize>(raw_stmt);
+    };
 
-    sqlite3_stmt* raw_stmt = nullptr;
-    if (sqlite3_prepare_v2(db.get(), "SELECT name FROM names", -1, &raw_stmt, nullptr) != SQLITE_OK)
-        fail(path, std::string("not a lockscope catalog: ") + sqlite3_errmsg(db.get()));
-    std::unique_ptr<sqlite3_stmt, SqliteFinalize> stmt(raw_stmt);
+    // The same rule as the lockscope app's (catalog_format.hpp): its application_id and schema.
+    std::int32_t app_id = 0;
+    {
+        auto pragma = prepare("PRAGMA application_id");
+        const int step = sqlite3_step(pragma.get());
+        if (step != SQLITE_ROW) sqlite_failure(step);
+        app_id = static_cast<std::int32_t>(sqlite3_column_int64(pragma.get(), 0));
+    }
+    std::vector<catalog_format::SchemaObject> schema;
+    {
+        auto master = prepare("SELECT type, name, sql FROM sqlite_master");
+        const auto text = [&](int column) {
+            const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(master.get(), column));
+            return t ? std::string(t) : std::string();
+        };
+        for (int step; (step = sqlite3_step(master.get())) != SQLITE_DONE;) {
+            if (step != SQLITE_ROW) sqlite_failure(step);
+            schema.push_back({text(0), text(1), text(2)});
+        }
+    }
+    const catalog_format::Recognition seen = catalog_format::recognize_catalog(false, app_id, schema);
+    if (seen.verdict == catalog_format::Verdict::foreign) fail(path, "not a lockscope catalog: " + seen.why);
+    if (seen.verdict == catalog_format::Verdict::create) return Catalog(std::vector<std::string>{});  // marked, no table yet
+
+    auto stmt = prepare("SELECT name FROM names");
 
     std::vector<std::string> names;
     for (;;) {
         const int step = sqlite3_step(stmt.get());
         if (step == SQLITE_DONE) break;
-        if (step != SQLITE_ROW) fail(path, std::string("reading names failed: ") + sqlite3_errmsg(db.get()));
+        if (step != SQLITE_ROW) sqlite_failure(step);
         if (sqlite3_column_type(stmt.get(), 0) == SQLITE_NULL) continue;
         // BLOB: the exact bytes of the name (TEXT rows come out as their UTF-8 bytes).
         const auto* bytes = static_cast<const char*>(sqlite3_column_blob(stmt.get(), 0));

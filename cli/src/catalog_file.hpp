@@ -40,10 +40,11 @@ private:
 std::vector<std::string> collision_warnings(const Catalog& catalog, const std::string& path);
 
 // Reads FILE: a SQLite database (detected by its 16-byte header "SQLite format 3\0") is read
-// read-only with `SELECT name FROM names`; anything else must be a UTF-8 text file with one name
+// read-only with `SELECT name FROM names` when pglock::catalog_format::recognize_catalog() (the
+// lockscope app's own rule) says it is a catalog; anything else must be a UTF-8 text file with one name
 // per line, `#` comment lines and blank lines ignored, a trailing '\r' stripped.
 // Throws std::runtime_error with a one-line message naming FILE when it is missing, unreadable,
-// binary junk, or a SQLite file without a readable `names` table.
+// binary junk, another program's SQLite database, or busy / mid-rollback (said as such).
 Catalog load_catalog(const std::string& path);
 
 // Parses the text form (exposed for tests). `origin` names the source in error messages.

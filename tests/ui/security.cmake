@@ -11,3 +11,12 @@ pglock_add_test(test_passwords SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_passwords.
                 LIBS lockscope_ui PostgreSQL::PostgreSQL Qt6::Widgets)
 pglock_add_test(test_connect_errors SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_connect_errors.cpp LABELS security
                 LIBS lockscope_ui Qt6::Widgets)
+# Server-supplied text full of HTML (application_name, query, a catalogued name) is shown as
+# typed in every tooltip and label of the window (offscreen, the shared server).
+pglock_add_test(test_hostile_text SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hostile_text.cpp PG LABELS security
+                LIBS lockscope_ui PostgreSQL::PostgreSQL Qt6::Widgets)
+# lockscope's command line: a bad --tab, an unparsable --dsn and an --import-names file with
+# unusable lines are each said once, with a non-zero exit, before any window shows. No server.
+pglock_add_test(test_app_options SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_app_options.cpp LABELS security)
+target_compile_definitions(test_app_options PRIVATE LOCKSCOPE_APP_PATH="$<TARGET_FILE:lockscope>")
+add_dependencies(test_app_options lockscope)

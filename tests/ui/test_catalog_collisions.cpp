@@ -1,7 +1,8 @@
 // Two catalogued names with one key: the store reports the collision and the catalog panel warns
-// about it. SHA-256 will not produce a real 64-bit prefix collision for a test, so a row is written
-// into the catalog file directly, as another writer of the shared schema could, with the key of a
-// name already there: the store then holds exactly the (name, key) pairs a collision gives.
+// about it. SHA-256 will not produce a real 64-bit prefix collision for a test, so the store's key
+// function is overridden to give billing.nightly the key of orders.daily-rollup. A row written into
+// the file directly with another name's key (as a foreign writer could) is no collision: stored
+// keys are never read back.
 #include <QLabel>
 #include <QSqlDatabase>
 #include <QSqlQuery>
@@ -38,6 +39,17 @@ bool injectRow(const QString& file, const QByteArray& name, qint64 key) {
     return ok;
 }
 
+// A store whose key function makes billing.nightly share orders.daily-rollup's key.
+class CollidingStore : public CatalogStore {
+public:
+    using CatalogStore::CatalogStore;
+
+protected:
+    qint64 keyFor(const QByteArray& name) const override {
+        return name == "billing.nightly" ? pglock::key_of("orders.daily-rollup") : CatalogStore::keyFor(name);
+    }
+};
+
 }  // namespace
 
 class TestCatalogCollisions : public QObject {
@@ -53,14 +65,18 @@ private slots:
 
     void store_reports_names_sharing_a_key() {
         const QString file = dir_.filePath(QStringLiteral("store.sqlite"));
-        CatalogStore store(file);
+        CollidingStore store(file);
         QVERIFY(store.isOpen());
         QCOMPARE(store.add("orders.daily-rollup"), CatalogStore::AddResult::added);
         QCOMPARE(store.add("session.warmup"), CatalogStore::AddResult::added);
         QVERIFY(store.collisions().empty());  // real names, real keys
 
         const qint64 key = pglock::key_of("orders.daily-rollup");
-        QVERIFY(injectRow(file, "billing.nightly", key));
+        // A forged stored key makes no collision: the key is derived from the name.
+        QVERIFY(injectRow(file, "forged.row", key));
+        QVERIFY(store.collisions().empty());
+        QCOMPARE(store.namesForKey(key), QList<QByteArray>{"orders.daily-rollup"});
+        QCOMPARE(store.add("billing.nightly"), CatalogStore::AddResult::added);
         const auto found = store.collisions();
         QCOMPARE(found.size(), std::size_t(1));
         QCOMPARE(found[0].key, key);
@@ -70,11 +86,11 @@ private slots:
 
     void panel_warns_while_the_catalog_holds_a_collision() {
         const QString file = dir_.filePath(QStringLiteral("panel.sqlite"));
-        CatalogStore store(file);
+        CollidingStore store(file);
         QCOMPARE(store.add("orders.daily-rollup"), CatalogStore::AddResult::added);
         const qint64 key = pglock::key_of("orders.daily-rollup");
-        QVERIFY(injectRow(file, "billing.nightly", key));
-        QCOMPARE(store.add("session.warmup"), CatalogStore::AddResult::added);  // changed(): the panel reloads
+        QCOMPARE(store.add("billing.nightly"), CatalogStore::AddResult::added);
+        QCOMPARE(store.add("session.warmup"), CatalogStore::AddResult::added);
 
         lockscope::CatalogPanel panel(store);
         panel.show();

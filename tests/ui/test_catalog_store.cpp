@@ -6,6 +6,7 @@
 #include <QRandomGenerator>
 #include <QSignalSpy>
 #include <QSqlDatabase>
+#include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -15,6 +16,7 @@
 #include <string_view>
 
 #include "pglock/key.hpp"
+#include "stores/catalog_name_cache.hpp"
 #include "stores/catalog_store.hpp"
 #include "stores/name_import.hpp"
 #include "stores/source_scanner.hpp"
@@ -73,6 +75,42 @@ QString sqliteConnection(const QString& path) {
     db.open();
     return name;
 }
+
+QByteArray fileBytes(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray("(unreadable)");
+}
+
+// Runs statements on the file through a connection of the test's own; the first failure is returned.
+QString sqlOn(const QString& path, const QStringList& statements) {
+    const QString conn = sqliteConnection(path);
+    QString error;
+    {
+        QSqlQuery q(QSqlDatabase::database(conn));
+        for (const QString& sql : statements) {
+            if (!q.exec(sql)) {
+                error = sql + QStringLiteral(": ") + q.lastError().text();
+                break;
+            }
+        }
+    }
+    QSqlDatabase::removeDatabase(conn);
+    return error;
+}
+
+qint64 applicationId(const QString& path) {
+    const QString conn = sqliteConnection(path);
+    qint64 id = -1;
+    {
+        QSqlQuery q(QSqlDatabase::database(conn));
+        if (q.exec(QStringLiteral("PRAGMA application_id")) && q.next()) id = q.value(0).toLongLong();
+    }
+    QSqlDatabase::removeDatabase(conn);
+    return id;
+}
+
+// "PLKC": the application_id of a lockscope catalog (pglock/catalog_format.hpp).
+constexpr qint64 kCatalogApplicationId = 0x504c4b43;
 
 }  // namespace
 
@@ -594,6 +632,110 @@ private slots:
         CatalogStore store(foreign);
         QVERIFY(!store.isOpen());
         QVERIFY2(store.errorString().contains(QStringLiteral("not a lockscope catalog")), qPrintable(store.errorString()));
+    }
+
+    // Another program's SQLite file is never written: no table, no index, not a byte changed.
+    void never_writes_into_another_programs_database() {
+        const struct {
+            const char* file;
+            QStringList setup;
+        } cases[] = {
+            {"app.sqlite", {QStringLiteral("CREATE TABLE settings (k TEXT PRIMARY KEY, v TEXT)"),
+                            QStringLiteral("INSERT INTO settings VALUES ('theme', 'dark')")}},
+            // The catalog's exact schema, but marked as somebody else's.
+            {"marked.sqlite", {QStringLiteral("PRAGMA application_id = 1234"),
+                               QString::fromLatin1("CREATE TABLE names (name BLOB PRIMARY KEY, key INTEGER NOT NULL, note TEXT "
+                                                   "NOT NULL DEFAULT '', owner TEXT NOT NULL DEFAULT '', added_at TEXT NOT NULL)")}},
+            // No tables yet, but an existing database of another program.
+            {"empty-other.sqlite", {QStringLiteral("PRAGMA application_id = 99"), QStringLiteral("PRAGMA user_version = 7")}},
+        };
+        for (const auto& c : cases) {
+            const QString file = path(QString::fromLatin1(c.file));
+            QCOMPARE(sqlOn(file, c.setup), QString());
+            const QByteArray before = fileBytes(file);
+            QVERIFY(!before.isEmpty());
+            {
+                CatalogStore store(file);
+                QVERIFY2(!store.isOpen(), c.file);
+                QVERIFY2(store.errorString().contains(QStringLiteral("not a lockscope catalog")), qPrintable(store.errorString()));
+                QCOMPARE(store.add("x"), CatalogStore::AddResult::failed);
+            }
+            QVERIFY2(fileBytes(file) == before, c.file);
+            QVERIFY2(!QFile::exists(file + QStringLiteral("-journal")), c.file);
+        }
+    }
+
+    // New files (absent or empty) become catalogs marked with the application_id; a catalog made
+    // before the id existed (its exact schema, id 0) is still one and gets the id.
+    void new_catalogs_carry_the_application_id() {
+        const QString fresh = path(QStringLiteral("fresh.sqlite"));
+        { CatalogStore store(fresh); QVERIFY(store.isOpen()); }
+        QCOMPARE(applicationId(fresh), kCatalogApplicationId);
+        const QString empty = path(QStringLiteral("empty-file.sqlite"));
+        writeFile(empty, QByteArray());
+        { CatalogStore store(empty); QVERIFY2(store.isOpen(), qPrintable(store.errorString())); }
+        QCOMPARE(applicationId(empty), kCatalogApplicationId);
+        const QString legacy = path(QStringLiteral("legacy.sqlite"));
+        QCOMPARE(sqlOn(legacy, {QString::fromLatin1("CREATE TABLE names (name BLOB PRIMARY KEY, key INTEGER NOT NULL, note TEXT NOT "
+                                                     "NULL DEFAULT '', owner TEXT NOT NULL DEFAULT '', added_at TEXT NOT NULL)"),
+                                 QStringLiteral("INSERT INTO names VALUES (x'6f6c64', 0, '', '', '2024-01-01T00:00:00.000Z')")}),
+                 QString());
+        {
+            CatalogStore store(legacy);
+            QVERIFY2(store.isOpen(), qPrintable(store.errorString()));
+            QCOMPARE(namesOf(store.entries()), QList<QByteArray>{"old"});
+        }
+        QCOMPARE(applicationId(legacy), kCatalogApplicationId);
+    }
+
+    // A row whose stored key belongs to another name: the key shown is always the name's own.
+    void stored_keys_are_never_trusted() {
+        const QString file = path(QStringLiteral("wrong-keys.sqlite"));
+        {
+            CatalogStore store(file);
+            QCOMPARE(store.add("orders.real"), CatalogStore::AddResult::added);
+            QCOMPARE(store.add("orders.other"), CatalogStore::AddResult::added);
+        }
+        // Another writer stores orders.other's key on orders.real's row.
+        QCOMPARE(sqlOn(file, {QStringLiteral("UPDATE names SET key = %1 WHERE name = x'%2'")
+                                  .arg(keyOf("orders.other"))
+                                  .arg(QString::fromLatin1(QByteArray("orders.real").toHex()))}),
+                 QString());
+        CatalogStore store(file);
+        QVERIFY(store.isOpen());
+        for (const CatalogEntry& e : store.entries()) QCOMPARE(e.key, keyOf(e.name));
+        QCOMPARE(store.entry("orders.real")->key, keyOf("orders.real"));
+        QCOMPARE(store.namesForKey(keyOf("orders.other")), QList<QByteArray>{"orders.other"});
+        QVERIFY(store.collisions().empty());
+        lockscope::CatalogNameCache cache(store);
+        QCOMPARE(cache.names(keyOf("orders.other")), QList<QByteArray>{"orders.other"});
+        QCOMPARE(cache.names(keyOf("orders.real")), QList<QByteArray>{"orders.real"});
+    }
+
+    // A catalog another process is writing says so ("busy", SQLite's own words), not "not a
+    // lockscope catalog"; the store waits for it up to its 5 s busy timeout first.
+    void busy_catalog_says_busy() {
+        const QString file = path(QStringLiteral("busy.sqlite"));
+        {
+            CatalogStore store(file);
+            QCOMPARE(store.add("busy.name"), CatalogStore::AddResult::added);
+        }
+        const QString conn = sqliteConnection(file);
+        {
+            QSqlQuery q(QSqlDatabase::database(conn));
+            QVERIFY(q.exec(QStringLiteral("BEGIN EXCLUSIVE")));
+            CatalogStore store(file);
+            QVERIFY(!store.isOpen());
+            const QString error = store.errorString();
+            QVERIFY2(error.contains(QStringLiteral("busy: another program is writing to it")), qPrintable(error));
+            QVERIFY2(error.contains(QStringLiteral("database is locked")), qPrintable(error));
+            QVERIFY2(!error.contains(QStringLiteral("not a lockscope catalog")), qPrintable(error));
+            QVERIFY(q.exec(QStringLiteral("ROLLBACK")));
+        }
+        QSqlDatabase::removeDatabase(conn);
+        CatalogStore again(file);
+        QVERIFY2(again.isOpen(), qPrintable(again.errorString()));
+        QCOMPARE(again.count(), 1);
     }
 
     void default_path() {

@@ -117,6 +117,24 @@ private slots:
         QVERIFY2(ms < 3000, qPrintable(QString::number(ms)));
     }
 
+    // A string libpq refuses to parse can never connect: the poller says so once and stops,
+    // instead of retrying the same error forever (the first retry would come after 0.5 s).
+    void refusedStringsAreNotRetried() {
+        Poller poller;
+        QSignalSpy states(&poller, &Poller::stateChanged);
+        poller.start(QStringLiteral("host=127.0.0.1 sslmode=bogus"));
+        QTRY_VERIFY_WITH_TIMEOUT(poller.state() == PollState::disconnected, 5000);
+        QTest::qWait(2000);
+        QStringList seen;
+        for (const auto& args : states) seen << args.at(1).toString();
+        QCOMPARE(poller.state(), PollState::disconnected);
+        QVERIFY2(!seen.join(QLatin1Char('|')).contains(QStringLiteral("retrying")), qPrintable(seen.join(QLatin1Char('|'))));
+        int disconnected = 0;
+        for (const auto& args : states) disconnected += args.at(0).value<PollState>() == PollState::disconnected ? 1 : 0;
+        QCOMPARE(disconnected, 1);
+        QVERIFY2(seen.last().contains(QStringLiteral("invalid sslmode value: \"bogus\"")), qPrintable(seen.last()));
+    }
+
     // Lock (the library's main type) reports the cause inside its own code.
     void lockKeepsTheCause() {
         pglock::Pool pool("host=127.0.0.1 port=notanumber");

@@ -7,6 +7,7 @@
 #include <QFont>
 #include <QPersistentModelIndex>
 #include <QSignalSpy>
+#include <QTextDocument>
 #include <QtTest>
 
 #include <algorithm>
@@ -26,6 +27,16 @@ using namespace pglock::monitor;
 using locks_test::World;
 
 namespace {
+
+// A tooltip as the user reads it: the model hands rich text that shows its plain text exactly
+// (models/plain_text.hpp), so that server text is never taken for HTML.
+QString shownTip(const QModelIndex& index) {
+    const QString tip = index.data(Qt::ToolTipRole).toString();
+    if (!Qt::mightBeRichText(tip)) return tip;
+    QTextDocument doc;
+    doc.setHtml(tip);
+    return doc.toPlainText();
+}
 
 const char* const kColumnNames[] = {"Name", "Key", "Mode", "Holders", "State", "Application", "User", "Client", "HeldFor", "Waiters"};
 static_assert(std::size(kColumnNames) == LocksModel::ColumnCount);
@@ -232,7 +243,7 @@ private slots:
         // A holder's query is in the Holders tooltip.
         f.world.backend(104).query = "SELECT 2";
         QCOMPARE(f.poll(), QStringList{"~ K4 Holders"});
-        QVERIFY(f.lockIndex(4, LocksModel::Holders).data(Qt::ToolTipRole).toString().contains("SELECT 2"));
+        QVERIFY(shownTip(f.lockIndex(4, LocksModel::Holders)).contains("SELECT 2"));
         QCOMPARE(f.resets.count(), 0);
         QCOMPARE(f.layouts.count(), 0);
         QCOMPARE(f.inserted.count(), 1);
@@ -254,7 +265,7 @@ private slots:
         // A new transaction went idle again: same state, new state_change, new idle time.
         f.world.backend(102).state_change = f.world.now - 3;
         QCOMPARE(f.poll(0), QStringList{"~ K2 State"});
-        QVERIFY(f.lockIndex(2, LocksModel::State).data(Qt::ToolTipRole).toString().contains("idle in transaction for 3.0 s"));
+        QVERIFY(shownTip(f.lockIndex(2, LocksModel::State)).contains("idle in transaction for 3.0 s"));
         QCOMPARE(f.lockIndex(2).data(LocksModel::IdleInTxSecondsRole).toDouble(), 3.0);
     }
 
@@ -271,7 +282,7 @@ private slots:
         QCOMPARE(f.cell(1, LocksModel::Application), QStringLiteral("svc, cron"));
         QCOMPARE(f.cell(1, LocksModel::Mode), QStringLiteral("shared"));
         QCOMPARE(f.lockIndex(1, LocksModel::Holders).data(LocksModel::PidsRole).value<QList<int>>(), (QList<int>{101, 102, 103}));
-        QCOMPARE(f.lockIndex(1, LocksModel::State).data(Qt::ToolTipRole).toString(),
+        QCOMPARE(shownTip(f.lockIndex(1, LocksModel::State)),
                  QStringLiteral("pid 101 (shared): active\npid 102 (shared): idle in transaction for 1 min 01 s\npid 103 (shared): idle"));
         // Two holders swap states: the worst is the same, the per-holder tooltip is not. (No time
         // passes, so lock 1's idle-in-transaction seconds stay put.)
@@ -340,7 +351,7 @@ private slots:
         QCOMPARE(f.waiterCell(1, 0, LocksModel::Client), QStringLiteral("192.0.2.1"));
         QCOMPARE(f.waiterCell(1, 0, LocksModel::Mode), QStringLiteral("exclusive"));
         QCOMPARE(f.waiterCell(1, 0, LocksModel::HeldFor), QStringLiteral("waiting 2 min 05 s"));
-        QCOMPARE(f.model.index(0, LocksModel::State, lock).data(Qt::ToolTipRole).toString(), QStringLiteral("SELECT pg_advisory_lock(1)"));
+        QCOMPARE(shownTip(f.model.index(0, LocksModel::State, lock)), QStringLiteral("SELECT pg_advisory_lock(1)"));
         QVERIFY(f.model.index(0, 0, lock).data(LocksModel::IsWaiterRole).toBool());
         QCOMPARE(f.model.index(0, 0, lock).data(LocksModel::KeyRole).toLongLong(), 1);
         QVERIFY(f.model.flags(f.model.index(0, 0, lock)) & Qt::ItemNeverHasChildren);
@@ -366,7 +377,7 @@ private slots:
         QVERIFY(!clean.data(LocksModel::PinsXminSecondsRole).isValid());
         QVERIFY(pinned.data(Qt::BackgroundRole).isValid());
         QVERIFY(!clean.data(Qt::BackgroundRole).isValid());
-        QVERIFY(pinned.data(Qt::ToolTipRole).toString().contains(QStringLiteral("backend_xmin, 1234 transactions old")));
+        QVERIFY(shownTip(pinned).contains(QStringLiteral("backend_xmin, 1234 transactions old")));
 
         // Under the threshold the role still tells, the cell does not shout.
         f.rec.take();
@@ -503,7 +514,7 @@ private slots:
         QVERIFY(!f.lockIndex(known).data(LocksModel::IsUnknownRole).toBool());
         QCOMPARE(f.cell(42, LocksModel::Name), QStringLiteral("unknown"));
         QVERIFY(f.lockIndex(42).data(LocksModel::IsUnknownRole).toBool());
-        QCOMPARE(f.lockIndex(42, LocksModel::Key).data(Qt::ToolTipRole).toString(), QStringLiteral("pg_locks: classid 0, objid 42, objsubid 1"));
+        QCOMPARE(shownTip(f.lockIndex(42, LocksModel::Key)), QStringLiteral("pg_locks: classid 0, objid 42, objsubid 1"));
         const QModelIndex pair = f.model.index(f.model.rowCount() - 1, LocksModel::Name);  // int pairs sort after bigints
         QCOMPARE(pair.data().toString(), QStringLiteral("(7, -3) int4 pair"));
         QVERIFY(pair.data(LocksModel::IsUnknownRole).toBool());
@@ -535,7 +546,7 @@ private slots:
         QCOMPARE(idx.data(LocksModel::IdleInTxSecondsRole).toDouble(), 35.0);
         QVERIFY(idx.data(Qt::BackgroundRole).value<QColor>().isValid());
         QVERIFY(idx.data(Qt::ForegroundRole).value<QColor>().isValid());
-        QVERIFY(f.lockIndex(1, LocksModel::State).data(Qt::ToolTipRole).toString().contains("idle in transaction for 35.0 s"));
+        QVERIFY(shownTip(f.lockIndex(1, LocksModel::State)).contains("idle in transaction for 35.0 s"));
         QVERIFY(!f.lockIndex(2, LocksModel::Key).data(Qt::BackgroundRole).isValid());
 
         f.model.setIdleInTransactionThreshold(60);
@@ -561,7 +572,7 @@ private slots:
         QVERIFY(f.lockIndex(2, LocksModel::State).data(Qt::FontRole).value<QFont>().italic());
         QVERIFY(f.lockIndex(2).data(LocksModel::IsOwnRole).toBool());
         QVERIFY(!f.lockIndex(1).data(LocksModel::IsOwnRole).toBool());
-        QVERIFY(f.lockIndex(2).data(Qt::ToolTipRole).toString().contains("this application"));
+        QVERIFY(shownTip(f.lockIndex(2)).contains("this application"));
         QCOMPARE(f.cell(2, LocksModel::Holders), QStringLiteral("102 (this app)"));
         QCOMPARE(f.cell(1, LocksModel::Holders), QStringLiteral("101"));
         // Our session takes over lock 1: its row becomes ours.

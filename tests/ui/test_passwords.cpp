@@ -6,10 +6,13 @@
 // the temp HOME is searched byte-wise for the password: it must be in the .pgpass the test wrote
 // (the scan can find it) and in nothing the app wrote. Also: ProfileStore strips passwords, and a
 // wrong password gives a clear message that does not repeat it.
+#include <QAbstractItemView>
 #include <QApplication>
 #include <QDialogButtonBox>
 #include <QDirIterator>
+#include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
@@ -17,6 +20,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <QUrl>
 #include <QUuid>
 
 #include <cstdlib>
@@ -62,6 +66,7 @@ QStringList filesContaining(const QString& dir, const QByteArray& password, QStr
         const QByteArray bytes = f.readAll();
         if (scanned) *scanned << path;
         if (bytes.contains(password) || bytes.contains(utf16)) hits << path;
+        else if (path.contains(QString::fromUtf8(password))) hits << path + QStringLiteral(" (its name)");
     }
     return hits;
 }
@@ -210,6 +215,12 @@ private slots:
             {"uri-query", "postgresql://db1/app?password=" + secret, "dbname='app' host='db1'"},
             // Does not parse, but holds a password: nothing of it is kept.
             {"unparsable", "host='db1 password=" + secret, QString()},
+            // Every keyword libpq marks as secret, not only password.
+            {"sslpassword", "host=db1 sslpassword=" + secret + " dbname=app", "dbname='app' host='db1'"},
+            {"uri-query-sslpassword", "postgresql://db1/app?sslpassword=" + secret, "dbname='app' host='db1'"},
+            {"unparsable-sslpassword", "host='db1 sslpassword=" + secret, QString()},
+            // An unencoded '@' in a URI password: libpq would keep its tail as the host name.
+            {"uri-at-in-password", "postgresql://op:wrong@" + secret + "@db1/app", QString()},
             {"no-password", "host=db1 dbname=app", "host=db1 dbname=app"},  // untouched
         };
         for (const auto& c : cases) {
@@ -218,6 +229,51 @@ private slots:
             p.conninfo = c.conninfo;
             store.save(p);
             QCOMPARE(store.load(p.name).conninfo, c.kept);
+        }
+        // A metrics URL keeps its endpoint, never its user:password@ (HTTP basic auth).
+        ConnectionProfile withMetrics;
+        withMetrics.name = QStringLiteral("metrics");
+        withMetrics.conninfo = QStringLiteral("host=db1");
+        withMetrics.metricsUrls = {"http://op:" + secret + "@app1:9187/metrics", QStringLiteral("http://app2:9187/metrics")};
+        store.save(withMetrics);
+        QCOMPARE(store.load(withMetrics.name).metricsUrls,
+                 (QStringList{QStringLiteral("http://app1:9187/metrics"), QStringLiteral("http://app2:9187/metrics")}));
+        QStringList hits = filesContaining(dir.path(), password_);
+        QVERIFY2(hits.isEmpty(), qPrintable(hits.join(QStringLiteral(", "))));
+    }
+
+    // The Connect dialog refuses, with a message, what a profile would have to store a secret for.
+    void dialogRefusesSecrets() {
+        QTemporaryDir dir;
+        ProfileStore store(dir.filePath(QStringLiteral("dialog.ini")));
+        const QString secret = QString::fromUtf8(password_);
+        const struct {
+            const char* what;
+            QString conninfo, metrics, says;
+        } cases[] = {
+            {"password", "host=db1 password=" + secret, {}, QStringLiteral("contains a password")},
+            {"sslpassword", "host=db1 sslpassword=" + secret, {}, QStringLiteral("sslpassword")},
+            {"uri sslpassword", "postgresql://db1/app?sslpassword=" + secret, {}, QStringLiteral("sslpassword")},
+            {"metrics userinfo", QStringLiteral("host=db1"), "http://op:" + secret + "@app1:9187/metrics",
+             QStringLiteral("carries a user name or password")},
+        };
+        for (const auto& c : cases) {
+            ConnectionDialog dialog(store);
+            const auto edits = dialog.findChildren<QLineEdit*>();
+            edits.first()->setText(QStringLiteral("refused ") + QString::fromLatin1(c.what));
+            for (QLineEdit* edit : edits) {
+                if (edit->placeholderText().startsWith(QStringLiteral("host=db1"))) edit->setText(c.conninfo);
+            }
+            if (!c.metrics.isEmpty()) dialog.findChild<QPlainTextEdit*>()->setPlainText(c.metrics);
+            dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok)->click();
+            QVERIFY2(dialog.result() != QDialog::Accepted, c.what);
+            QLabel* error = nullptr;
+            for (QLabel* label : dialog.findChildren<QLabel*>()) {
+                if (label->text().contains(c.says)) error = label;
+            }
+            QVERIFY2(error, c.what);
+            QVERIFY2(!error->text().contains(secret), qPrintable(error->text()));
+            QVERIFY2(store.names().isEmpty(), c.what);
         }
         QVERIFY(filesContaining(dir.path(), password_).isEmpty());
     }
@@ -275,6 +331,50 @@ private slots:
             takeReleaseAndRecord(window, "dsn");
             QVERIFY(!window.windowTitle().contains(QString::fromUtf8(password_)));
 
+            // 5. A URI whose password has an unencoded '@': libpq reads the tail as the host, so
+            // the connection fails; neither the title, the status line nor a history file name
+            // may show any part of the password.
+            const QString uri = QStringLiteral("postgresql://%1:wrong@%2@127.0.0.1:%3/postgres?connect_timeout=5")
+                                    .arg(QLatin1String(kRole), QString::fromUtf8(password_))
+                                    .arg(cluster_->port());
+            window.connectTo(uri);
+            auto* state = window.findChild<QLabel*>(QStringLiteral("stateLabel"));
+            QVERIFY(state);
+            QTRY_VERIFY_WITH_TIMEOUT(state->text().startsWith(QStringLiteral("disconnected")), kWaitMs);
+            QVERIFY2(!state->text().contains(QString::fromUtf8(password_)), qPrintable(state->text()));
+            QVERIFY2(!window.windowTitle().contains(QString::fromUtf8(password_)), qPrintable(window.windowTitle()));
+
+            // 6. A metrics endpoint with basic-auth credentials (nothing listens there): its
+            // failure is shown without the password, and the profile that lists it is saved
+            // without it, like one with sslpassword in its connection string.
+            qputenv("PGPASSWORD", password_);
+            const QUrl metricsUrl(QStringLiteral("http://op:%1@127.0.0.1:1/metrics").arg(QString::fromUtf8(password_)));
+            window.connectTo(QString::fromStdString(tcpDsn() + " sslpassword=" + password_.toStdString()), {},
+                             QStringLiteral("with-metrics"), false, {metricsUrl});
+            takeReleaseAndRecord(window, "metrics");
+            qunsetenv("PGPASSWORD");
+            {
+                ConnectionProfile p;
+                p.name = QStringLiteral("secret-bearing profile");
+                p.conninfo = QString::fromStdString(tcpDsn() + " sslpassword=" + password_.toStdString());
+                p.metricsUrls = {metricsUrl.toString()};
+                ProfileStore().save(p);
+            }
+            QStringList shownAnywhere;
+            for (QAbstractItemView* view : window.findChildren<QAbstractItemView*>()) {
+                QAbstractItemModel* m = view->model();
+                if (!m) continue;
+                for (int row = 0; row < m->rowCount(); ++row) {
+                    for (int column = 0; column < m->columnCount(); ++column) {
+                        for (int role : {int(Qt::DisplayRole), int(Qt::ToolTipRole)}) {
+                            const QString text = m->index(row, column).data(role).toString();
+                            if (text.contains(QString::fromUtf8(password_))) shownAnywhere << text;
+                        }
+                    }
+                }
+            }
+            QVERIFY2(shownAnywhere.isEmpty(), qPrintable(shownAnywhere.join(QStringLiteral(" | "))));
+
             // While the stores are open, with their -wal and -journal files.
             QStringList hits = filesContaining(g_home, password_, &appFilesWhileOpen);
             QVERIFY2(hits.isEmpty(), qPrintable(hits.join(QStringLiteral(", "))));
@@ -290,7 +390,8 @@ private slots:
         QVERIFY2(appFiles.contains(conf), qPrintable(conf));
         QVERIFY(QSettings().childGroups().contains(QStringLiteral("profiles")));
         QVERIFY(appFiles.contains(CatalogStore::defaultPath()));
-        for (const char* profile : {"from-env", "from-pgpass", "scram profile"}) {
+        QVERIFY(QSettings().childGroups().contains(QStringLiteral("profiles")));
+        for (const char* profile : {"from-env", "from-pgpass", "scram profile", "with-metrics"}) {
             const QString history = history::HistoryStore::pathForProfile(QString::fromLatin1(profile));
             QVERIFY2(appFiles.contains(history), qPrintable(history));
         }

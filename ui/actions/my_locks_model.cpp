@@ -1,4 +1,5 @@
 #include "actions/my_locks_model.hpp"
+#include "models/plain_text.hpp"
 
 #include <QBrush>
 #include <QColor>
@@ -78,7 +79,7 @@ QVariant MyLocksModel::data(const QModelIndex& index, int role) const {
             }
             return {};
         case Qt::ToolTipRole:
-            return lock->message.isEmpty() ? QVariant() : QVariant(lock->message);
+            return lock->message.isEmpty() ? QVariant() : QVariant(plainToolTip(lock->message));
         case Qt::DisplayRole: break;
         default: return {};
     }

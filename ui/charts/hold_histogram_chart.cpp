@@ -1,4 +1,5 @@
 #include "charts/hold_histogram_chart.hpp"
+#include "models/plain_text.hpp"
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>
@@ -52,6 +53,7 @@ HoldHistogramChart::HoldHistogramChart(HoldStatsModel* model, QWidget* parent) :
     auto* exportButton = new QPushButton(tr("Export PNG…"), this);
     quantiles_ = new QLabel;
     quantiles_->setObjectName(QStringLiteral("histogramQuantiles"));
+    quantiles_->setTextFormat(Qt::PlainText);  // lock names: never as HTML (plain_text.hpp)
     quantiles_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     quantiles_->setWordWrap(true);
 
@@ -148,7 +150,7 @@ void HoldHistogramChart::rebuildChoices() {
     for (int row : rows) {
         const auto& s = model_->statsAt(row);
         lockCombo_->addItem(s.label);
-        lockCombo_->setItemData(lockCombo_->count() - 1, QStringLiteral("%1\nkey %2").arg(s.label).arg(s.key), Qt::ToolTipRole);
+        lockCombo_->setItemData(lockCombo_->count() - 1, plainToolTip(QStringLiteral("%1\nkey %2").arg(s.label).arg(s.key)), Qt::ToolTipRole);
         choiceIds_.push_back(s.id);
         if (keep && *keep == s.id) current = lockCombo_->count() - 1;
     }

@@ -1,4 +1,5 @@
 #include "charts/hold_stats_model.hpp"
+#include "models/plain_text.hpp"
 #include "stores/name_import.hpp"
 
 #include <algorithm>
@@ -236,7 +237,7 @@ QVariant HoldStatsModel::data(const QModelIndex& index, int role) const {
     switch (role) {
         case Qt::DisplayRole: return cell(s, index.column());
         case Qt::ToolTipRole:
-            if (index.column() == Name) return QStringLiteral("%1\nkey %2").arg(s.label).arg(s.key);
+            if (index.column() == Name) return plainToolTip(QStringLiteral("%1\nkey %2").arg(s.label).arg(s.key));
             return {};
         case Qt::TextAlignmentRole:
             return index.column() == Name ? QVariant() : QVariant(int(Qt::AlignRight | Qt::AlignVCenter));

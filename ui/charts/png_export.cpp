@@ -9,6 +9,8 @@
 #include <QStandardPaths>
 #include <QWidget>
 
+#include "widgets/plain_message_box.hpp"
+
 namespace lockscope::charts {
 
 bool writeWidgetPng(QWidget* widget, const QString& path) {
@@ -29,7 +31,7 @@ void exportPngInteractively(QWidget* widget, QWidget* dialogParent, const QStrin
     if (path.isEmpty()) return;
     if (!path.endsWith(QStringLiteral(".png"), Qt::CaseInsensitive)) path += QStringLiteral(".png");
     if (!writeWidgetPng(widget, path))
-        QMessageBox::warning(dialogParent, QObject::tr("Export PNG"), QObject::tr("Could not write %1.").arg(path));
+        showPlainMessage(dialogParent, QMessageBox::Warning, QObject::tr("Export PNG"), QObject::tr("Could not write %1.").arg(path));
 }
 
 }  // namespace lockscope::charts

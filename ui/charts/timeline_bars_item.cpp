@@ -1,4 +1,5 @@
 #include "charts/timeline_bars_item.hpp"
+#include "models/plain_text.hpp"
 
 #include <QChart>
 #include <QDateTime>
@@ -152,7 +153,7 @@ QString TimelineBarsItem::toolTipAt(const QPointF& pos) const {
 void TimelineBarsItem::hoverMoveEvent(QGraphicsSceneHoverEvent* event) {
     const QString text = toolTipAt(event->pos());
     if (text.isEmpty()) QToolTip::hideText();
-    else QToolTip::showText(event->screenPos(), text);
+    else QToolTip::showText(event->screenPos(), plainToolTip(text));  // names, application, user: never HTML
 }
 
 void TimelineBarsItem::hoverLeaveEvent(QGraphicsSceneHoverEvent*) { QToolTip::hideText(); }

@@ -1,4 +1,5 @@
 #include "charts/timeline_model.hpp"
+#include "models/plain_text.hpp"
 
 #include <QDateTime>
 
@@ -447,7 +448,7 @@ QVariant TimelineModel::data(const QModelIndex& index, int role) const {
         switch (role) {
             case Qt::DisplayRole: return index.column() == Label ? QVariant(labelOf(lane)) : QVariant();
             case Qt::ToolTipRole:
-                return index.column() == Label ? QVariant(QStringLiteral("%1\nkey %2").arg(labelOf(lane)).arg(lane.key)) : QVariant();
+                return index.column() == Label ? QVariant(plainToolTip(QStringLiteral("%1\nkey %2").arg(labelOf(lane)).arg(lane.key))) : QVariant();
             case KeyRole: return static_cast<qlonglong>(lane.key);
             default: return {};
         }

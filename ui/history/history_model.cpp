@@ -1,4 +1,5 @@
 #include "history/history_model.hpp"
+#include "models/plain_text.hpp"
 
 #include <QDateTime>
 #include <QFuture>
@@ -58,7 +59,9 @@ QString HistoryModel::formatDuration(double seconds) {
 QVariant HistoryModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
     const Record& r = rows_[static_cast<std::size_t>(index.row())];
-    if (role == Qt::DisplayRole || role == Qt::ToolTipRole) {
+    // The tooltip repeats the cell, never as HTML: application and user are anybody's text.
+    if (role == Qt::ToolTipRole) return plainToolTip(data(index, Qt::DisplayRole));
+    if (role == Qt::DisplayRole) {
         switch (index.column()) {
         case kindColumn: return r.kind == Kind::hold ? QStringLiteral("hold") : QStringLiteral("wait");
         case nameColumn: return displayName(r);

@@ -37,6 +37,7 @@ HistoryPanel::HistoryPanel(HistoryRecorder* recorder, QWidget* parent)
       retentionDelay_(new QTimer(this)) {
     search_->setObjectName(QStringLiteral("historySearch"));
     status_->setObjectName(QStringLiteral("historyStatus"));
+    status_->setTextFormat(Qt::PlainText);  // error messages and paths: never as HTML (plain_text.hpp)
     search_->setPlaceholderText(tr("Search name, application, user"));
     search_->setClearButtonEnabled(true);
     kind_->addItem(tr("Holds and waits"));

@@ -1,4 +1,5 @@
 #include "metrics/endpoint_status_model.hpp"
+#include "models/plain_text.hpp"
 
 #include <QBrush>
 #include <QColor>
@@ -43,7 +44,7 @@ QVariant EndpointStatusModel::data(const QModelIndex& index, int role) const {
         case UrlRole: return s.url;
         case StateRole: return int(s.state);
         case Qt::ForegroundRole: return failing ? QVariant(QBrush(errorRed)) : QVariant();
-        case Qt::ToolTipRole: return failing ? QVariant(s.error) : QVariant();
+        case Qt::ToolTipRole: return failing ? QVariant(plainToolTip(s.error)) : QVariant();
         case Qt::DisplayRole: break;
         default: return {};
     }

@@ -1,4 +1,5 @@
 #include "metrics/metrics_model.hpp"
+#include "models/plain_text.hpp"
 
 #include <QBrush>
 #include <QColor>
@@ -107,7 +108,7 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
         case Qt::TextAlignmentRole:
             return column >= AcquiredRateColumn ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
         case Qt::ToolTipRole:
-            if (column == NameColumn) return displayName(r.name);
+            if (column == NameColumn) return plainToolTip(displayName(r.name));  // a scraped label
             if (column >= AcquiredRateColumn && column <= ErrorRateColumn) {
                 return tr("totals: %1 acquired, %2 contended, %3 errors").arg(r.acquired).arg(r.contended).arg(r.errors);
             }

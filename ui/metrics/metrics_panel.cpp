@@ -59,10 +59,12 @@ MetricsPanel::MetricsPanel(MetricsScraper* scraper, MetricsModel* model, QWidget
     layout->addLayout(controls);
 
     inputError_ = new QLabel(this);
+    inputError_->setTextFormat(Qt::PlainText);  // shows server or user text: never as HTML (plain_text.hpp)
     inputError_->setStyleSheet(errorStyle);
     inputError_->hide();
     layout->addWidget(inputError_);
     summary_ = new QLabel(this);
+    summary_->setTextFormat(Qt::PlainText);
     summary_->setStyleSheet(errorStyle);
     summary_->setWordWrap(true);
     summary_->hide();

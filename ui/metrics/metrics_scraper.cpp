@@ -4,6 +4,7 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QNetworkRequest>
+#include <QRegularExpression>
 #include <QTimer>
 #include <QtConcurrent>
 
@@ -79,10 +80,13 @@ QUrl MetricsScraper::endpointFromUserInput(const QString& text, QString* error) 
         return QUrl();
     };
     if (trimmed.isEmpty()) return refuse(tr("empty URL"));
+    // Messages quote the input, but never the password of its user:password@ (up to the last '@').
+    static const QRegularExpression userinfoPassword(QStringLiteral("^((?:[A-Za-z][A-Za-z0-9+.-]*://)?[^/:@]*:)[^/]*@"));
+    const QString shown = QString(trimmed).replace(userinfoPassword, QStringLiteral("\\1***@"));
     QUrl url = QUrl::fromUserInput(trimmed);
-    if (!url.isValid() || url.host().isEmpty()) return refuse(tr("not a URL: %1").arg(trimmed));
+    if (!url.isValid() || url.host().isEmpty()) return refuse(tr("not a URL: %1").arg(shown));
     if (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https")) {
-        return refuse(tr("only http and https endpoints can be scraped: %1").arg(trimmed));
+        return refuse(tr("only http and https endpoints can be scraped: %1").arg(shown));
     }
     if (url.path().isEmpty() || url.path() == QLatin1String("/")) url.setPath(QStringLiteral("/metrics"));
     if (error) error->clear();
@@ -326,7 +330,13 @@ void MetricsScraper::fail(Endpoint& e, const QString& error) {
     e.busy = false;
     clearBody(e);
     e.status.state = EndpointStatus::State::error;
-    e.status.error = error;
+    // Qt's own messages may quote the URL whole ("Error transferring http://u:secret@host/..."):
+    // the basic-auth password is shown nowhere.
+    QString shown = error;
+    for (const QString& secret : {e.status.url.password(QUrl::FullyEncoded), e.status.url.password(QUrl::FullyDecoded)}) {
+        if (!secret.isEmpty()) shown.replace(secret, QStringLiteral("***"));
+    }
+    e.status.error = shown;
     emit statusChanged(e.status.url, indexOf(e));
 }
 

@@ -1,4 +1,5 @@
 #include "models/locks_model.hpp"
+#include "models/plain_text.hpp"
 
 #include "pglock/resolve.hpp"
 
@@ -702,6 +703,12 @@ QVariant LocksModel::headerData(int section, Qt::Orientation orientation, int ro
 }
 
 QVariant LocksModel::data(const QModelIndex& index, int role) const {
+    // Tooltips show application names, query text and names: never as HTML (plain_text.hpp).
+    if (role == Qt::ToolTipRole) return plainToolTip(cellData(index, role));
+    return cellData(index, role);
+}
+
+QVariant LocksModel::cellData(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.model() != this || index.column() >= ColumnCount) return {};
     if (index.internalId() == 0) {
         if (index.row() >= lockCount()) return {};

@@ -156,6 +156,7 @@ private:
     void mergeWaiters(int lockRow, const std::vector<WaiterRow>& next);
     void emitRowChanges(const QModelIndex& parent, const std::vector<std::pair<int, unsigned>>& changes);
 
+    QVariant cellData(const QModelIndex& index, int role) const;  // data() before tooltips are made plain
     QVariant lockData(const LockRow& row, int column, int role) const;
     QVariant waiterData(const LockRow& lock, const WaiterRow& w, int column, int role) const;
     std::optional<QString> nameOf(const LockRow& row) const;  // the catalog's

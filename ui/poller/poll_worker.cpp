@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "pglock/conninfo.hpp"
 #include "pglock/error.hpp"
 
 namespace lockscope {
@@ -38,8 +39,16 @@ void PollWorker::begin(quint64 generation, const QString& conninfo, const QStrin
     // Operators see in pg_stat_activity which session is this app's monitor (an application_name
     // in the connection string wins).
     overrides_.emplace_back("fallback_application_name", "lockscope (monitor)");
-    active_ = true;
     backoff_ = std::chrono::milliseconds(0);
+    // A string libpq refuses to parse (sslmode=bogus, a bad port) can never connect: say so once
+    // and stop, instead of retrying the same error forever. conninfo_error masks any password.
+    if (const auto why = pglock::conninfo_error(conninfo_)) {
+        end();
+        emit state(generation_, PollState::disconnected,
+                   QStringLiteral("invalid connection string: %1 (not retried)").arg(QString::fromStdString(*why)));
+        return;
+    }
+    active_ = true;
     emit state(generation_, PollState::connecting, QStringLiteral("connecting…"));
     schedule(std::chrono::milliseconds(0));
 }

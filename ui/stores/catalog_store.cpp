@@ -11,23 +11,16 @@
 #include <QStandardPaths>
 #include <QUuid>
 
+#include <cstdint>
 #include <string_view>
+#include <vector>
 
+#include "pglock/catalog_format.hpp"
 #include "pglock/key.hpp"
 #include "stores/sql_transaction.hpp"
 
 namespace lockscope {
 namespace {
-
-// Kept verbatim: the CLI reads this file, and the test compares sqlite_master against it.
-constexpr auto kCreateTable =
-    "CREATE TABLE IF NOT EXISTS names (name BLOB PRIMARY KEY, key INTEGER NOT NULL, "
-    "note TEXT NOT NULL DEFAULT '', owner TEXT NOT NULL DEFAULT '', added_at TEXT NOT NULL)";
-constexpr auto kCreateIndex = "CREATE INDEX IF NOT EXISTS names_key ON names(key)";
-
-qint64 keyOf(const QByteArray& name) {
-    return pglock::key_of(std::string_view(name.constData(), static_cast<std::size_t>(name.size())));
-}
 
 // Qt's SQLite driver binds a null QString as SQL NULL, which the NOT NULL columns refuse.
 QString notNull(const QString& s) { return s.isNull() ? QStringLiteral("") : s; }
@@ -36,6 +29,10 @@ QString nowUtc() { return QDateTime::currentDateTimeUtc().toString(Qt::ISODateWi
 
 
 }  // namespace
+
+qint64 CatalogStore::keyFor(const QByteArray& name) const {
+    return pglock::key_of(std::string_view(name.constData(), static_cast<std::size_t>(name.size())));
+}
 
 CatalogStore::CatalogStore(QObject* parent) : CatalogStore(defaultPath(), parent) {}
 
@@ -66,7 +63,15 @@ bool CatalogStore::fail(const QString& what, const QString& detail) const {
 }
 
 void CatalogStore::openDatabase() {
+    namespace format = pglock::catalog_format;
     const QFileInfo info(path_);
+    // Only a file that does not exist yet (or is empty) may become a catalog; any other file is
+    // read first and written only when it is one (catalog_format.hpp decides, for the CLI too).
+    const bool newFile = !info.exists() || (info.isFile() && info.size() == 0);
+    if (info.exists() && !info.isFile()) {
+        fail(QStringLiteral("open"), QStringLiteral("not a regular file"));
+        return;
+    }
     if (!QDir().mkpath(info.absolutePath())) {
         fail(QStringLiteral("open"), QStringLiteral("cannot create the directory %1").arg(info.absolutePath()));
         return;
@@ -82,30 +87,43 @@ void CatalogStore::openDatabase() {
         fail(QStringLiteral("open"), db.lastError().text());
         return;
     }
+    const auto sqliteFailure = [&](const QSqlError& e) {
+        const bool hotJournal = QFileInfo::exists(path_ + QStringLiteral("-journal"));
+        const std::string said = (e.databaseText().isEmpty() ? e.text() : e.databaseText()).toStdString();
+        fail(QStringLiteral("open"),
+             QString::fromStdString(format::describe_sqlite_failure(e.nativeErrorCode().toInt(), said, hotJournal)));
+        db.close();
+    };
     // SQLite opens any file lazily; the first statement is what finds "file is not a database".
     QSqlQuery q(db);
-    if (!q.exec(QString::fromLatin1(kCreateTable))) {
-        fail(QStringLiteral("open"), q.lastError().text());
+    if (!q.exec(QStringLiteral("PRAGMA application_id")) || !q.next()) return sqliteFailure(q.lastError());
+    const auto appId = static_cast<std::int32_t>(q.value(0).toLongLong());
+    std::vector<format::SchemaObject> schema;
+    if (!q.exec(QStringLiteral("SELECT type, name, sql FROM sqlite_master"))) return sqliteFailure(q.lastError());
+    while (q.next()) schema.push_back({q.value(0).toString().toStdString(), q.value(1).toString().toStdString(),
+                                       q.value(2).toString().toStdString()});
+    const format::Recognition seen = format::recognize_catalog(newFile, appId, schema);
+    if (seen.verdict == format::Verdict::foreign) {
+        fail(QStringLiteral("open"), QStringLiteral("not a lockscope catalog: %1; the file was left untouched")
+                                         .arg(QString::fromStdString(seen.why)));
         db.close();
         return;
     }
-    // An existing `names` table of another program would make every later statement fail in a
-    // confusing way; say so once, here (before the index, which needs the key column).
-    QStringList columns;
-    if (q.exec(QStringLiteral("PRAGMA table_info(names)")))
-        while (q.next()) columns << q.value(1).toString();
-    const QStringList expected = {QStringLiteral("name"), QStringLiteral("key"), QStringLiteral("note"),
-                                  QStringLiteral("owner"), QStringLiteral("added_at")};
-    if (columns != expected) {
-        fail(QStringLiteral("open"), QStringLiteral("its names table (%1) is not a lockscope catalog").arg(columns.join(u',')));
-        db.close();
-        return;
-    }
-    if (!q.exec(QString::fromLatin1(kCreateIndex))) {
-        fail(QStringLiteral("open"), q.lastError().text());
-        db.close();
-        return;
-    }
+    // A new catalog, or one made before catalogs carried their application_id, is marked as one
+    // (with its index) in one transaction.
+    QString error;
+    const bool ok = appId == format::application_id && seen.verdict == format::Verdict::catalog
+                        ? q.exec(QString::fromLatin1(format::create_index.data(), qsizetype(format::create_index.size())))
+                        : inTransaction(db, &error, [&] {
+                              for (const QString& sql :
+                                   {QString::fromLatin1(format::create_table.data(), qsizetype(format::create_table.size())),
+                                    QString::fromLatin1(format::create_index.data(), qsizetype(format::create_index.size())),
+                                    QStringLiteral("PRAGMA application_id = %1").arg(format::application_id)}) {
+                                  if (!q.exec(sql)) return false;
+                              }
+                              return true;
+                          });
+    if (!ok) return sqliteFailure(q.lastError().isValid() ? q.lastError() : db.lastError());
     open_ = true;
 }
 
@@ -123,7 +141,7 @@ CatalogStore::AddResult CatalogStore::add(const QByteArray& name, const QString&
         q.prepare(QStringLiteral("INSERT INTO names (name, key, note, owner, added_at) VALUES (?, ?, ?, ?, ?) "
                                  "ON CONFLICT (name) DO NOTHING"));
         q.addBindValue(name);
-        q.addBindValue(keyOf(name));
+        q.addBindValue(keyFor(name));
         q.addBindValue(notNull(note));
         q.addBindValue(notNull(owner));
         q.addBindValue(nowUtc());
@@ -199,7 +217,7 @@ CatalogStore::RenameResult CatalogStore::rename(const QByteArray& from, const QB
         // The key follows the name: it is re-derived, never carried over.
         q.prepare(QStringLiteral("UPDATE names SET name = ?, key = ? WHERE name = ?"));
         q.addBindValue(to);
-        q.addBindValue(keyOf(to));
+        q.addBindValue(keyFor(to));
         q.addBindValue(from);
         if (!q.exec()) {
             error = q.lastError().text();
@@ -272,9 +290,13 @@ std::vector<CatalogEntry> CatalogStore::entries() const {
         fail(QStringLiteral("list"), q.lastError().text());
         return out;
     }
-    while (q.next())
-        out.push_back({q.value(0).toByteArray(), q.value(1).toLongLong(), q.value(2).toString(), q.value(3).toString(),
-                       q.value(4).toString()});
+    // The stored key column is never trusted (another writer may have put anything there): each
+    // key is derived from its name again, here where every reader of the catalog gets it.
+    while (q.next()) {
+        QByteArray name = q.value(0).toByteArray();
+        const qint64 key = keyFor(name);
+        out.push_back({std::move(name), key, q.value(2).toString(), q.value(3).toString(), q.value(4).toString()});
+    }
     return out;
 }
 
@@ -294,8 +316,8 @@ std::optional<CatalogEntry> CatalogStore::entry(const QByteArray& name) const {
         return std::nullopt;
     }
     if (!q.next()) return std::nullopt;
-    return CatalogEntry{q.value(0).toByteArray(), q.value(1).toLongLong(), q.value(2).toString(), q.value(3).toString(),
-                        q.value(4).toString()};
+    const QByteArray found = q.value(0).toByteArray();
+    return CatalogEntry{found, keyFor(found), q.value(2).toString(), q.value(3).toString(), q.value(4).toString()};
 }
 
 QList<QByteArray> CatalogStore::namesForKey(qint64 key) const {
@@ -308,7 +330,11 @@ QList<QByteArray> CatalogStore::namesForKey(qint64 key) const {
         fail(QStringLiteral("look up key %1").arg(key), q.lastError().text());
         return out;
     }
-    while (q.next()) out.append(q.value(0).toByteArray());
+    // The index finds candidates; only a name that really hashes to the key is one of its names.
+    while (q.next()) {
+        const QByteArray name = q.value(0).toByteArray();
+        if (keyFor(name) == key) out.append(name);
+    }
     return out;
 }
 
@@ -417,7 +443,7 @@ ImportReport CatalogStore::importSources(const QList<NameSource>& sources) {
         }
         for (const QByteArray& name : std::as_const(unique)) {
             q.bindValue(0, name);
-            q.bindValue(1, keyOf(name));
+            q.bindValue(1, keyFor(name));
             q.bindValue(2, addedAt);
             if (!q.exec()) {
                 error = QStringLiteral("%1: %2").arg(names::printable(name), q.lastError().text());

@@ -9,6 +9,11 @@
 // - name is the exact bytes, always bound as a BLOB (names may hold NUL bytes or invalid UTF-8).
 //   Another writer must bind BLOBs as well: SQLite never finds a TEXT 'x' by a BLOB x'78'.
 // - key is always pglock::key_of(name), computed here, never typed in; a rename recomputes it.
+//   It is never read back as truth either: entries() and entry() derive it from the name again,
+//   and namesForKey() keeps only names that hash to the key (the column serves as an index).
+// - PRAGMA application_id is pglock::catalog_format::application_id. An existing file is opened
+//   only when catalog_format::recognize_catalog() says it is a catalog (the CLI applies the same
+//   rule); only a new or empty file becomes one. Another program's database is left untouched.
 // - added_at is UTC ISO 8601 with milliseconds, e.g. 2024-06-11T09:30:00.123Z.
 //
 // Every write is parameterized SQL inside a transaction; an import either adds all of its new
@@ -69,9 +74,10 @@ public:
     enum class AddResult { added, duplicate, invalid /* empty name */, failed /* SQL error */ };
     enum class RenameResult { renamed, unchanged /* same name */, notFound, duplicate, invalid, failed };
 
-    // Opens (creating if needed, parent directories too) defaultPath() or the given file. Check
-    // isOpen(); errorString() says why not (unwritable directory, not an SQLite file, a `names`
-    // table with another shape).
+    // Opens defaultPath() or the given file, creating it (parent directories too) only when it
+    // does not exist or is empty. Check isOpen(); errorString() says why not (unwritable
+    // directory, not an SQLite file, another program's database, busy, a hot journal that cannot
+    // be rolled back).
     explicit CatalogStore(QObject* parent = nullptr);
     explicit CatalogStore(const QString& path, QObject* parent = nullptr);
     ~CatalogStore() override;
@@ -119,6 +125,13 @@ public:
 
 signals:
     void changed();
+
+protected:
+    // pglock::key_of(name): every key the store writes or hands out comes from here. Virtual only
+    // so that a test can make two names share a key, which SHA-256 will not do for it (the CLI's
+    // Catalog(std::vector<NamedKey>) serves the same purpose); a key stored by another writer
+    // never can, since it is not read back.
+    virtual qint64 keyFor(const QByteArray& name) const;
 
 private:
     void openDatabase();

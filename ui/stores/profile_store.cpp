@@ -1,6 +1,8 @@
 #include "stores/profile_store.hpp"
 
-#include "pglock/conninfo.hpp"
+#include <QUrl>
+
+#include "pglock/conninfo_secrets.hpp"
 
 namespace lockscope {
 namespace {
@@ -61,11 +63,20 @@ ConnectionProfile ProfileStore::load(const QString& name) const {
 
 void ProfileStore::save(const ConnectionProfile& p) {
     settings_.beginGroup(group(p.name));
-    // Profiles go to disk, so a password in the connection string never does: it is stripped
-    // and the rest kept (friendlier than refusing the whole profile; the dialog already asks
-    // the user to remove it, this is the rule for every other caller). One that does not parse
-    // but seems to hold a password is dropped whole, since nothing of it can be kept safely.
-    const QString conninfo = QString::fromStdString(pglock::conninfo_without_password(p.conninfo.toStdString()));
+    // Profiles go to disk, so no secret in the connection string does (password, sslpassword,
+    // whatever libpq marks secret, a URI's password): it is stripped and the rest kept
+    // (friendlier than refusing the whole profile; the dialog already asks the user to remove
+    // it, this is the rule for every other caller). One that does not parse but seems to hold a
+    // secret is dropped whole, since nothing of it can be kept safely.
+    const QString conninfo = QString::fromStdString(pglock::conninfo_without_secrets(p.conninfo.toStdString()));
+    // The same for a metrics URL's user:password@ (HTTP basic auth): the URL is kept without it.
+    QStringList metricsUrls;
+    for (const QString& text : p.metricsUrls) {
+        const QUrl url(text);
+        metricsUrls << (url.userInfo().isEmpty() && !text.contains(QLatin1Char('@'))
+                            ? text
+                            : url.adjusted(QUrl::RemoveUserInfo).toString(QUrl::FullyEncoded));
+    }
     settings_.setValue(QStringLiteral("conninfo"), conninfo);
     settings_.setValue(QStringLiteral("host"), p.host);
     settings_.setValue(QStringLiteral("port"), p.port);
@@ -75,7 +86,7 @@ void ProfileStore::save(const ConnectionProfile& p) {
     settings_.setValue(QStringLiteral("application_name"), p.applicationName);
     settings_.setValue(QStringLiteral("production"), p.production);
     settings_.setValue(QStringLiteral("read_only"), p.readOnly);
-    settings_.setValue(QStringLiteral("metrics_urls"), p.metricsUrls);
+    settings_.setValue(QStringLiteral("metrics_urls"), metricsUrls);
     settings_.endGroup();
     settings_.sync();
 }

@@ -1,4 +1,4 @@
-// Connection profiles, kept in QSettings. A profile never holds a password: libpq's own means
+// Connection profiles, kept in QSettings. A profile never holds a password or other secret: libpq's own means
 // (.pgpass, service files, PGPASSWORD) or a password typed for this session only, in memory.
 #pragma once
 
@@ -34,7 +34,8 @@ public:
 
     QStringList names() const;
     ConnectionProfile load(const QString& name) const;
-    // Strips a password from the profile's connection string (see conninfo_without_password).
+    // Strips every secret from the profile's connection string (see conninfo_without_secrets)
+    // and the user:password@ from its metrics URLs.
     void save(const ConnectionProfile& profile);
     void remove(const QString& name);
     QString lastUsed() const;

@@ -14,6 +14,7 @@
 
 #include "stores/name_import.hpp"
 #include "widgets/name_input.hpp"
+#include "models/plain_text.hpp"
 
 namespace lockscope {
 namespace {
@@ -30,6 +31,7 @@ CatalogPanel::CatalogPanel(CatalogStore& store, QWidget* parent) : QWidget(paren
     filter_->setClearButtonEnabled(true);
     layout->addWidget(filter_);
     collisionWarning_ = new QLabel(this);
+    collisionWarning_->setTextFormat(Qt::PlainText);  // shows server or user text: never as HTML (plain_text.hpp)
     collisionWarning_->setObjectName(QStringLiteral("catalogCollisionWarning"));
     collisionWarning_->setWordWrap(true);
     collisionWarning_->setStyleSheet(QStringLiteral("color: #b00020; font-weight: bold;"));
@@ -68,6 +70,7 @@ CatalogPanel::CatalogPanel(CatalogStore& store, QWidget* parent) : QWidget(paren
     buttons->addWidget(take);
     layout->addLayout(buttons);
     status_ = new QLabel(this);
+    status_->setTextFormat(Qt::PlainText);
     status_->setWordWrap(true);
     layout->addWidget(status_);
 
@@ -185,7 +188,7 @@ void CatalogPanel::report(const QString& what, const ImportReport& r) {
     QString text = tr("%1: %2 found, %3 new, %4 duplicate, %5 skipped").arg(what).arg(r.found).arg(r.added).arg(r.duplicate).arg(r.skipped);
     if (r.filesScanned > 0) text += QStringLiteral(" (%1)").arg(counted(r.filesScanned, tr("file"), tr("files")));
     status_->setText(text);
-    status_->setToolTip(r.warnings.join(QLatin1Char('\n')));
+    status_->setToolTip(plainToolTip(r.warnings.join(QLatin1Char('\n'))));  // they quote file text
 }
 
 }  // namespace lockscope

@@ -13,6 +13,7 @@
 
 #include "metrics/metrics_scraper.hpp"
 #include "pglock/conninfo.hpp"
+#include "pglock/conninfo_secrets.hpp"
 
 namespace lockscope {
 
@@ -68,6 +69,7 @@ ConnectionDialog::ConnectionDialog(ProfileStore& store, QWidget* parent) : QDial
     layout->addLayout(form);
 
     error_ = new QLabel(this);
+    error_->setTextFormat(Qt::PlainText);  // shows server or user text: never as HTML (plain_text.hpp)
     error_->setStyleSheet(QStringLiteral("color: #b00020"));
     error_->setWordWrap(true);
     error_->hide();
@@ -151,14 +153,22 @@ bool ConnectionDialog::validate() {
     QString problem;
     if (auto err = pglock::conninfo_error(conninfo)) {
         problem = tr("Not a valid connection string: %1").arg(QString::fromStdString(*err));
-    } else if (pglock::conninfo_has_password(conninfo)) {
-        problem = tr("This connection string contains a password, and profiles are saved to disk. "
-                     "Remove it and use the password field, ~/.pgpass or PGPASSWORD.");
+    } else if (pglock::conninfo_has_secret(conninfo)) {
+        problem = tr("This connection string contains a password (or another secret such as sslpassword), and "
+                     "profiles are saved to disk. Remove it and use the password field, ~/.pgpass, PGPASSWORD "
+                     "or a service file.");
     } else {
         for (const QString& line : metricsUrlLines()) {
             QString why;
-            if (!MetricsScraper::endpointFromUserInput(line, &why).isValid()) {
+            const QUrl url = MetricsScraper::endpointFromUserInput(line, &why);
+            if (!url.isValid()) {
                 problem = tr("Application metrics: %1").arg(why);
+                break;
+            }
+            if (!url.userInfo().isEmpty()) {
+                problem = tr("Application metrics: %1 carries a user name or password, and profiles are saved to disk. "
+                             "Remove it (pass such an endpoint with --metrics for one session).")
+                              .arg(url.toDisplayString(QUrl::RemoveUserInfo));
                 break;
             }
         }

@@ -30,6 +30,7 @@
 #include "models/locks_model.hpp"
 #include "models/staged_snapshot_feeder.hpp"
 #include "pglock/conninfo.hpp"
+#include "pglock/conninfo_secrets.hpp"
 #include "pglock/key.hpp"
 #include "stores/catalog_name_cache.hpp"
 #include "stores/catalog_store.hpp"
@@ -38,6 +39,7 @@
 #include "widgets/connection_dialog.hpp"
 #include "widgets/my_locks_panel.hpp"
 #include "widgets/name_input.hpp"
+#include "widgets/plain_message_box.hpp"
 #include "widgets/resolver_panel.hpp"
 #include "widgets/session_panel.hpp"
 
@@ -212,6 +214,7 @@ void MainWindow::buildActions() {
 
 void MainWindow::buildStatusBar() {
     stateLabel_ = new QLabel(tr("not connected"), this);
+    stateLabel_->setTextFormat(Qt::PlainText);  // shows server or user text: never as HTML (plain_text.hpp)
     stateLabel_->setObjectName(QStringLiteral("stateLabel"));
     serverLabel_ = new QLabel(this);
     standbyLabel_ = new QLabel(this);
@@ -240,8 +243,10 @@ void MainWindow::openConnectionDialog() {
 
 void MainWindow::connectTo(const QString& conninfo, const QString& password, const QString& label, bool readOnly,
                            const QList<QUrl>& metricsUrls) {
-    // Never the conninfo itself in titles or file names: it may carry a password.
-    const QString server = QString::fromStdString(pglock::conninfo_label(conninfo.toStdString()));
+    // Never the conninfo itself in titles or file names: it may carry a password. Its label is
+    // masked too: a URI password with an unencoded '@' would otherwise pass for part of the host.
+    conninfo_ = conninfo.toStdString();
+    const QString server = QString::fromStdString(pglock::redact_secrets(pglock::conninfo_label(conninfo_), conninfo_));
     connectionLabel_ = label.isEmpty() ? (server.isEmpty() ? tr("(unparsable connection string)") : server) : label;
     latest_.reset();
     model_->clear();
@@ -263,26 +268,34 @@ void MainWindow::connectTo(const QString& conninfo, const QString& password, con
     setWindowTitle(tr("lockscope — %1").arg(connectionLabel_));
 }
 
-void MainWindow::showTab(const QString& name) {
+QStringList MainWindow::tabNames() {
+    return {QStringLiteral("locks"),   QStringLiteral("timeline"), QStringLiteral("histogram"),
+            QStringLiteral("history"), QStringLiteral("metrics"),  QStringLiteral("session"),
+            QStringLiteral("mylocks"), QStringLiteral("resolver"), QStringLiteral("catalog")};
+}
+
+bool MainWindow::showTab(const QString& name) {
+    if (!tabNames().contains(name)) return false;
     mainTabs_->setCurrentIndex(0);
     if (name == QLatin1String("timeline") || name == QLatin1String("histogram")) {
         mainTabs_->setCurrentWidget(charts_);
         charts_->tabs()->setCurrentIndex(name == QLatin1String("timeline") ? 0 : 1);
-        return;
+        return true;
     }
     if (name == QLatin1String("history")) {
         mainTabs_->setCurrentWidget(historyPanel_);
-        return;
+        return true;
     }
     if (name == QLatin1String("metrics")) {
         mainTabs_->setCurrentWidget(metricsPanel_);
-        return;
+        return true;
     }
-    if (name == QLatin1String("locks")) return;
+    if (name == QLatin1String("locks")) return true;
     if (name == QLatin1String("resolver")) tabs_->setCurrentWidget(resolver_);
     else if (name == QLatin1String("catalog")) tabs_->setCurrentWidget(catalogPanel_);
     else if (name == QLatin1String("mylocks")) tabs_->setCurrentWidget(myLocks_);
     else tabs_->setCurrentWidget(session_);
+    return true;
 }
 
 void MainWindow::onResult(const PollResultPtr& result) {
@@ -329,16 +342,20 @@ void MainWindow::feedCharts() {
     if (!chartQueue_.empty()) chartFeed_.start();
 }
 
+QString MainWindow::redacted(const QString& message) const {
+    return QString::fromStdString(pglock::redact_secrets(message.toStdString(), conninfo_));
+}
+
 void MainWindow::onState(PollState state, const QString& message) {
     QString text;
     switch (state) {
         case PollState::stopped: text = tr("not connected"); break;
         case PollState::connecting: text = tr("connecting to %1…").arg(connectionLabel_); break;
         case PollState::connected: text = tr("connected to %1").arg(connectionLabel_); break;
-        case PollState::disconnected: text = tr("disconnected: %1").arg(message); break;
+        case PollState::disconnected: text = tr("disconnected: %1").arg(redacted(message)); break;
     }
     const bool pollFailed = state == PollState::connected && message.startsWith(QStringLiteral("poll failed"));
-    if (state == PollState::connected && !message.isEmpty() && message != QStringLiteral("connected")) text += QStringLiteral(" — ") + message;
+    if (state == PollState::connected && !message.isEmpty() && message != QStringLiteral("connected")) text += QStringLiteral(" — ") + redacted(message);
     // The moment a poll fails what the view shows is history: say so, and since when.
     if ((state == PollState::disconnected || pollFailed) && !lastPollTime_.isEmpty()) model_->setStale(true);
     if (model_->stale()) {
@@ -391,8 +408,8 @@ void MainWindow::nameUnknownKey(qint64 key, const QString& start) {
     const QString& name = *typed;
     const QByteArray bytes = name.toUtf8();
     if (pglock::key_of(std::string_view(bytes.constData(), static_cast<std::size_t>(bytes.size()))) != key) {
-        QMessageBox::warning(this, tr("Name this key"),
-                             tr("\"%1\" hashes to a different key, so it is not this lock's name.").arg(elideMiddle(name)));
+        showPlainMessage(this, QMessageBox::Warning, tr("Name this key"),
+                         tr("\"%1\" hashes to a different key, so it is not this lock's name.").arg(elideMiddle(name)));
         return;
     }
     catalog_.add(bytes);

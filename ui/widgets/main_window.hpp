@@ -7,6 +7,8 @@
 #include <QTimer>
 #include <QUrl>
 
+#include <string>
+
 #include <deque>
 #include <memory>
 
@@ -63,9 +65,10 @@ public:
     void connectTo(const QString& conninfo, const QString& password = {}, const QString& label = {},
                    bool readOnly = false, const QList<QUrl>& metricsUrls = {});
     void openConnectionDialog();
-    // Side tabs "session", "mylocks", "resolver", "catalog"; main tabs "locks", "timeline",
-    // "histogram" (and the ones listed in main_window.cpp).
-    void showTab(const QString& name);
+    // One of tabNames(): main tabs "locks", "timeline", "histogram", "history", "metrics"; side
+    // tabs "session", "mylocks", "resolver", "catalog". False (and nothing changes) for any other.
+    bool showTab(const QString& name);
+    static QStringList tabNames();
 
     Poller& poller() { return poller_; }
     LocksModel& locksModel() { return *model_; }
@@ -93,6 +96,8 @@ private:
     void onResult(const PollResultPtr& result);
     void feedCharts();
     void onState(PollState state, const QString& message);
+    // `message` with the secrets of the current connection string masked (libpq may quote it).
+    QString redacted(const QString& message) const;
     void onSelection();
     void showContextMenu(const QPoint& pos);
     void nameUnknownKey(qint64 key, const QString& start = {});  // start: prefills the field
@@ -139,6 +144,8 @@ private:
     std::deque<PollResultPtr> chartQueue_;
     QTimer chartFeed_;
     QString connectionLabel_;
+    // In memory only: its secrets are masked in every message shown about this connection.
+    std::string conninfo_;
     ReadOnlySwitch* readOnly_;
     LockController* locks_;
     BackendActions* backends_;

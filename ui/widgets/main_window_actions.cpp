@@ -19,6 +19,7 @@
 #include "widgets/main_window.hpp"
 #include "widgets/my_locks_panel.hpp"
 #include "widgets/name_input.hpp"
+#include "widgets/plain_message_box.hpp"
 #include "widgets/resolver_panel.hpp"
 
 namespace lockscope {
@@ -57,8 +58,8 @@ void MainWindow::buildOperatorActions(QToolBar* bar) {
                 if (ok) {
                     statusBar()->showMessage(message, 8000);
                 } else {
-                    QMessageBox::warning(this, kind == BackendActions::Kind::Terminate ? tr("Terminate session") : tr("Cancel query"),
-                                         message);
+                    showPlainMessage(this, QMessageBox::Warning,
+                                     kind == BackendActions::Kind::Terminate ? tr("Terminate session") : tr("Cancel query"), message);
                 }
             });
 }
@@ -133,11 +134,12 @@ void MainWindow::confirmBackendAction(int pid, bool terminate) {
                                   effect);
     QMessageBox box(QMessageBox::Warning, title, text, QMessageBox::Yes | QMessageBox::Cancel, this);
     box.setObjectName(QStringLiteral("confirmBackendAction"));
+    box.setTextFormat(Qt::PlainText);  // application, user and lock names: never as HTML
     box.setDefaultButton(QMessageBox::Cancel);
     box.button(QMessageBox::Yes)->setText(terminate ? tr("Terminate PID %1").arg(pid) : tr("Cancel query of PID %1").arg(pid));
     if (box.exec() != QMessageBox::Yes) return;
     const ActionOutcome outcome = terminate ? backends_->terminate(pid) : backends_->cancelQuery(pid);
-    if (!outcome) QMessageBox::information(this, title, outcome.refusal);
+    if (!outcome) showPlainMessage(this, QMessageBox::Information, title, outcome.refusal);
 }
 
 bool MainWindow::releaseBeforeLeaving(const QString& why) {

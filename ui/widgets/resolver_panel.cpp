@@ -34,6 +34,7 @@ ResolverPanel::ResolverPanel(QWidget* parent) : QWidget(parent) {
     layout->addLayout(row);
 
     error_ = new QLabel(this);
+    error_->setTextFormat(Qt::PlainText);  // shows server or user text: never as HTML (plain_text.hpp)
     error_->setObjectName(QStringLiteral("resolverError"));
     error_->setStyleSheet(QStringLiteral("color: #b00020"));
     error_->hide();
@@ -41,13 +42,16 @@ ResolverPanel::ResolverPanel(QWidget* parent) : QWidget(parent) {
 
     auto* form = new QFormLayout();
     keyLine_ = new QLabel(this);
+    keyLine_->setTextFormat(Qt::PlainText);
     keyLine_->setObjectName(QStringLiteral("resolverKey"));
     keyLine_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     namesLine_ = new QLabel(this);
+    namesLine_->setTextFormat(Qt::PlainText);
     namesLine_->setObjectName(QStringLiteral("resolverNames"));
     namesLine_->setWordWrap(true);
     namesLine_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     liveLine_ = new QLabel(this);
+    liveLine_->setTextFormat(Qt::PlainText);
     liveLine_->setObjectName(QStringLiteral("resolverLive"));
     liveLine_->setWordWrap(true);
     form->addRow(tr("Key"), keyLine_);

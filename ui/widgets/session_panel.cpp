@@ -6,6 +6,7 @@
 #include <QVBoxLayout>
 
 #include "models/session_info.hpp"
+#include "models/plain_text.hpp"
 
 namespace lockscope {
 
@@ -48,7 +49,7 @@ void SessionPanel::show(const PollResultPtr& latest, int pid) {
         if (!value) table_->setItem(i, 1, value = new QTableWidgetItem());
         label->setText(f.label);
         value->setText(f.value);
-        value->setToolTip(f.value);
+        value->setToolTip(plainToolTip(f.value));
     }
     table_->resizeRowsToContents();
 }

@@ -1,0 +1,88 @@
+// lockscope's command line, run as a process (offscreen, temp HOME, no server): usage errors are
+// said once on stderr with a non-zero exit before any window shows, instead of being ignored
+// (--tab bogus), retried forever (--dsn sslmode=bogus) or half-done silently (--import-names
+// with lines it cannot use). Every run has a deadline and is killed at it.
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+struct Run {
+    bool finished = false;
+    int code = -1;
+    QString err;
+};
+
+Run runApp(const QStringList& args, const QString& home) {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("HOME"), home);
+    env.insert(QStringLiteral("XDG_DATA_HOME"), home + QStringLiteral("/data"));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), home + QStringLiteral("/config"));
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(LOCKSCOPE_APP_PATH), args);
+    Run r;
+    r.finished = p.waitForFinished(15000);
+    if (!r.finished) {
+        p.kill();
+        p.waitForFinished(5000);
+    }
+    r.code = p.exitCode();
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    return r;
+}
+
+}  // namespace
+
+class TestAppOptions : public QObject {
+    Q_OBJECT
+    QTemporaryDir home_;
+
+    QString catalog() const { return home_.filePath(QStringLiteral("catalog.sqlite")); }
+
+private slots:
+    void initTestCase() { QVERIFY(home_.isValid()); }
+
+    void unknownTabIsAnError() {
+        const Run r = runApp({QStringLiteral("--catalog"), catalog(), QStringLiteral("--tab"), QStringLiteral("bogus")}, home_.path());
+        QVERIFY2(r.finished, "lockscope --tab bogus did not exit: the option was ignored");
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("--tab bogus: no such tab")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("histogram")), qPrintable(r.err));  // the valid ones are listed
+    }
+
+    void unparsableDsnIsShownOnceNotRetried() {
+        const Run r = runApp({QStringLiteral("--catalog"), catalog(), QStringLiteral("--dsn"),
+                              QStringLiteral("host=127.0.0.1 sslmode=bogus password=Sekr3t-never-shown")},
+                             home_.path());
+        QVERIFY2(r.finished, "lockscope --dsn sslmode=bogus did not exit: it retries a string that can never connect");
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.contains(QStringLiteral("invalid --dsn: invalid sslmode value: \"bogus\"")), qPrintable(r.err));
+        QCOMPARE(r.err.count(QStringLiteral("lockscope: ")), 1);  // said once
+        QVERIFY2(!r.err.contains(QStringLiteral("Sekr3t")), qPrintable(r.err));
+    }
+
+    void skippedImportLinesAreReported() {
+        const QString list = home_.filePath(QStringLiteral("names.txt"));
+        {
+            QFile f(list);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("good.one\n"
+                    "bad\xff\xfe.utf8\n"
+                    "# a comment\n"
+                    "bad\\q.escape\n"
+                    "good.two\n");
+        }
+        const Run r = runApp({QStringLiteral("--catalog"), catalog(), QStringLiteral("--import-names"), list}, home_.path());
+        QVERIFY2(r.finished, "lockscope --import-names with bad lines did not exit");
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains(QStringLiteral("line 2: not valid UTF-8")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("line 4:")), qPrintable(r.err));
+        QVERIFY2(r.err.contains(QStringLiteral("2 line(s) skipped, 2 name(s) added")), qPrintable(r.err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAppOptions)
+#include "test_app_options.moc"
