@@ -99,11 +99,15 @@ private slots:
     void every_verb_ends_on_every_signal_while_connecting() {
         QFETCH(QStringList, args);
         QFETCH(int, sig);
-        SilentServer server;
-        Cli cli(args + QStringList{"--dsn", server.dsn()});
-        QVERIFY2(server.wait_for_client(), cli.err().constData());
-        expect_interrupted(cli, sig, args.join(' ').toUtf8());
-        if (args.first() == "status") QVERIFY2(cli.err().contains("before the first poll"), cli.err().constData());
+        try {
+            SilentServer server;
+            Cli cli(args + QStringList{"--dsn", server.dsn()});
+            QVERIFY2(server.wait_for_client(), cli.err().constData());
+            expect_interrupted(cli, sig, args.join(' ').toUtf8());
+            if (args.first() == "status") QVERIFY2(cli.err().contains("before the first poll"), cli.err().constData());
+        } catch (const std::exception& e) {
+            QFAIL(e.what());
+        }
     }
 
     // A catalog that is a FIFO: opening and reading it block until a writer comes, and no stop
