@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -128,12 +129,19 @@ namespace {
 // libpq checks these values only when a connection starts (after a DNS lookup, perhaps):
 // checking them here lets a dialog or a CLI refuse the string at once, in libpq's own words.
 std::optional<std::string> value_error(const PQconninfoOption* options) {
+    // An int, as libpq parses it (leading and trailing blanks allowed); a value beyond int's
+    // range is its error too, never a duration that overflows a deadline made from it.
     auto integer = [](std::string_view v) {
         std::size_t i = 0;
         while (i < v.size() && v[i] == ' ') ++i;
+        const bool negative = i < v.size() && v[i] == '-';
         if (i < v.size() && (v[i] == '-' || v[i] == '+')) ++i;
         const std::size_t digits = i;
-        while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+        long long value = 0;
+        while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) {
+            value = value * 10 + (v[i++] - '0');
+            if (value > static_cast<long long>(std::numeric_limits<int>::max()) + (negative ? 1 : 0)) return false;
+        }
         if (i == digits) return false;
         while (i < v.size() && v[i] == ' ') ++i;
         return i == v.size();

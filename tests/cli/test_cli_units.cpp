@@ -125,6 +125,31 @@ private slots:
         QVERIFY(!pglock::conninfo_error("postgresql://u@h/db?application_name=a@b"));  // '@' after the host
     }
 
+    // libpq takes connect_timeout as an int: a bigger value is its parse error, never a
+    // duration that overflows the deadline made from it (status gave up at once with
+    // "deadline exceeded" for connect_timeout=10000000000).
+    void connect_timeout_out_of_range_is_an_error() {
+        qunsetenv("PGCONNECT_TIMEOUT");
+        QCOMPARE(timeout_s("host=x connect_timeout=2147483647"), qint64(2147483647));
+        for (const char* dsn : {"host=x connect_timeout=10000000000", "host=x connect_timeout=2147483648",
+                                "postgresql://x/db?connect_timeout=99999999999999999999"}) {
+            try {
+                pool_options_for(dsn, 2);
+                QFAIL(dsn);
+            } catch (const pglock::Error& e) {
+                QVERIFY2(std::string(e.what()).find("invalid integer value") != std::string::npos, e.what());
+            }
+        }
+        qputenv("PGCONNECT_TIMEOUT", "10000000000");
+        try {
+            pool_options_for("host=x", 2);
+            QFAIL("PGCONNECT_TIMEOUT=10000000000 taken");
+        } catch (const pglock::Error& e) {
+            QVERIFY2(std::string(e.what()).find("invalid connect_timeout value") != std::string::npos, e.what());
+        }
+        qunsetenv("PGCONNECT_TIMEOUT");
+    }
+
     void malformed_dsn_is_a_connection_error() {
         try {
             pool_options_for("this is not a dsn", 2);
