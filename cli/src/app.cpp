@@ -13,9 +13,7 @@ namespace pglock::cli {
 
 CLI::Validator duration_check() {
     return CLI::Validator(
-        [](std::string& text) -> std::string {
-            return parse_duration(text) ? std::string() : "not a duration (examples: 500ms, 30s, 5m, 1h): " + text;
-        },
+        [](std::string& text) -> std::string { return duration_error(text); },
         "DURATION");
 }
 

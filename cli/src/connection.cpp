@@ -2,7 +2,9 @@
 
 #include <libpq-fe.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -48,8 +50,10 @@ PoolOptions pool_options_for(const std::string& dsn, std::size_t max_size) {
     options.connect_timeout = std::chrono::seconds(10);
     if (auto text = libpq_connect_timeout(dsn)) {
         char* end = nullptr;
+        errno = 0;
         const long seconds = std::strtol(text->c_str(), &end, 10);
-        if (end == text->c_str() || *end != '\0')
+        // libpq's own range (an int): PGCONNECT_TIMEOUT is not checked by conninfo_error.
+        if (end == text->c_str() || *end != '\0' || errno == ERANGE || seconds > std::numeric_limits<int>::max())
             throw Error(Errc::connection_failed, "invalid connect_timeout value: \"" + *text + "\"");
         if (seconds <= 0) {
             options.connect_timeout = std::chrono::hours(24 * 365);  // libpq: wait indefinitely

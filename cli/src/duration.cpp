@@ -17,10 +17,9 @@ constexpr Unit units[] = {
     {"us", 1e3L}, {"ms", 1e6L}, {"h", 3600e9L}, {"m", 60e9L}, {"s", 1e9L},
 };
 
-}  // namespace
-
-std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
-    if (text == "0") return std::chrono::nanoseconds{0};
+// The value in nanoseconds, unbounded; nullopt when the text is not a duration.
+std::optional<long double> parse_ns(std::string_view text) {
+    if (text == "0") return 0.0L;
     if (text.empty()) return std::nullopt;
     long double total = 0;
     std::size_t i = 0;
@@ -52,9 +51,25 @@ std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
         if (!unit) return std::nullopt;  // missing or unknown unit
         i += unit->name.size();
         total += value * unit->ns;
-        if (total > static_cast<long double>(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
     }
-    return std::chrono::nanoseconds{static_cast<std::int64_t>(std::llround(total))};
+    return total;
+}
+
+constexpr long double max_ns = static_cast<long double>(std::chrono::nanoseconds(max_duration).count());
+
+}  // namespace
+
+std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
+    const auto ns = parse_ns(text);
+    if (!ns || *ns > max_ns) return std::nullopt;
+    return std::chrono::nanoseconds{static_cast<std::int64_t>(std::llround(*ns))};
+}
+
+std::string duration_error(std::string_view text) {
+    const auto ns = parse_ns(text);
+    if (!ns) return "not a duration (examples: 500ms, 30s, 5m, 1h): " + std::string(text);
+    if (*ns > max_ns) return "out of range (at most 8760h, 365 days): " + std::string(text);
+    return {};
 }
 
 std::string format_duration(std::chrono::nanoseconds d) {

@@ -1,5 +1,10 @@
 #include "metrics_server.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cctype>
+
 #include "verbs.hpp"
 
 #if PGLOCK_WITH_PROMETHEUS
@@ -13,16 +18,45 @@ namespace pglock::cli {
 
 namespace {
 
+// The listener (civetweb) reads an IPv4 address part by part modulo 256 ("999.1.1.1" binds
+// 231.1.1.1) and takes only what it can read, so HOST must be exactly one of: an IPv4 address in
+// dotted-quad form, an IPv6 address in brackets, or a host name (labels of letters, digits and
+// '-', the first starting with a letter, as civetweb wants).
+bool valid_host(const std::string& host) {
+    if (host.empty()) return false;
+    unsigned char addr[sizeof(in6_addr)];
+    if (host.find_first_not_of("0123456789.") == std::string::npos) return inet_pton(AF_INET, host.c_str(), addr) == 1;
+    if (host.front() == '[')
+        return host.size() > 2 && host.back() == ']' &&
+               inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), addr) == 1;
+    if (!std::isalpha(static_cast<unsigned char>(host.front())) || host.size() > 253) return false;
+    std::size_t label = 0;
+    for (const char c : host) {
+        if (c == '.') {
+            if (label == 0) return false;
+            label = 0;
+        } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '-') {
+            if (++label > 63) return false;
+        } else {
+            return false;
+        }
+    }
+    return label > 0;
+}
+
 // "HOST:PORT" -> host (brackets kept for IPv6) and port; the port must be 0..65535.
 std::pair<std::string, std::string> split_bind(const std::string& bind) {
     const auto colon = bind.rfind(':');
-    if (colon == std::string::npos || colon + 1 == bind.size())
+    if (colon == std::string::npos || colon == 0 || colon + 1 == bind.size())
         throw UsageError("--metrics wants HOST:PORT (e.g. 127.0.0.1:9187, port 0 for any free port), got \"" +
                          bind + "\"");
-    const std::string port = bind.substr(colon + 1);
+    const std::string host = bind.substr(0, colon), port = bind.substr(colon + 1);
     if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
         throw UsageError("--metrics: bad port \"" + port + "\"");
-    return {bind.substr(0, colon), port};
+    if (!valid_host(host))
+        throw UsageError("--metrics: \"" + host + "\" is not an IPv4 address (a.b.c.d, each 0-255), an IPv6 address "
+                         "in brackets ([::1]) or a host name");
+    return {host, port};
 }
 
 #if PGLOCK_WITH_PROMETHEUS

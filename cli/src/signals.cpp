@@ -1,14 +1,36 @@
 #include "signals.hpp"
 
 #include <pthread.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "pglock_cli/exit_codes.hpp"
 
 namespace pglock::cli {
 
+namespace {
+
+// From the watcher thread while the main thread may be inside any call: one write(2), then
+// _exit (no destructors, no atexit handlers, no stdio flush to race with the main thread).
+[[noreturn]] void exit_interrupted(int sig, const std::string& doing) {
+    const std::string line = std::string("pglock: interrupted by ") + signal_name(sig) + " while " + doing + "\n";
+    [[maybe_unused]] const auto n = ::write(STDERR_FILENO, line.data(), line.size());
+    ::_exit(exit_error);
+}
+
+}  // namespace
+
 SignalStop::SignalStop(std::function<void(int)> on_signal) : on_signal_(std::move(on_signal)) {
     sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
     sigaddset(&set_, SIGUSR1);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) {
+        // Ignored on purpose by whoever started us (nohup: SIGHUP; a script's background job:
+        // SIGINT and SIGQUIT): stays ignored.
+        struct sigaction inherited {};
+        if (sigaction(sig, nullptr, &inherited) == 0 && inherited.sa_handler == SIG_IGN) continue;
+        sigaddset(&set_, sig);
+    }
     pthread_sigmask(SIG_BLOCK, &set_, nullptr);
     thread_ = std::thread([this] { watch(); });
 }
@@ -28,20 +50,47 @@ void SignalStop::watch() {
             if (quitting_) return;
             continue;  // someone else's SIGUSR1: not ours to act on
         }
-        int expected = 0;
-        if (signal_.compare_exchange_strong(expected, sig)) {
+        bool first = false;
+        {
+            // Under the mutex: an ExitScope starting now either sees this signal or is seen here.
+            std::lock_guard lk(exit_mutex_);
+            if (exit_doing_) exit_interrupted(sig, *exit_doing_);
+            int expected = 0;
+            first = signal_.compare_exchange_strong(expected, sig);
+        }
+        if (first) {
             source_.request_stop();
             if (on_signal_) on_signal_(sig);
         }
     }
 }
 
+SignalStop::ExitScope SignalStop::exit_on_signal(std::string doing) {
+    std::lock_guard lk(exit_mutex_);
+    if (const int sig = signal_.load()) exit_interrupted(sig, doing);
+    exit_doing_ = std::move(doing);
+    return ExitScope(*this);
+}
+
+SignalStop::ExitScope::~ExitScope() {
+    std::lock_guard lk(owner_.exit_mutex_);
+    owner_.exit_doing_.reset();
+}
+
 const char* signal_name(int sig) noexcept {
     switch (sig) {
         case SIGINT: return "SIGINT";
         case SIGTERM: return "SIGTERM";
+        case SIGHUP: return "SIGHUP";
+        case SIGQUIT: return "SIGQUIT";
+        case SIGPIPE: return "SIGPIPE";
         default: return "signal";
     }
+}
+
+int report_interrupted(int sig, const std::string& when) {
+    std::cerr << "pglock: interrupted by " << signal_name(sig) << " " << when << std::endl;
+    return exit_error;
 }
 
 }  // namespace pglock::cli

@@ -18,6 +18,7 @@
 #include "pglock_cli/connection.hpp"
 #include "pglock_cli/exit_codes.hpp"
 #include "pglock_cli/text.hpp"
+#include "signals.hpp"
 #include "verbs.hpp"
 
 namespace pglock::cli {
@@ -225,6 +226,11 @@ std::string fixed(double v, int decimals) {
 }
 
 int run_bench(const BenchOptions& options, const GlobalOptions& global) {
+    // Before the client threads, which inherit the mask. A signal ends the run at once, with a
+    // line that says so: every lock and wait of the run is on sessions of this process, which
+    // close with it (the waiter's holder goes too, so no wait outlives it).
+    SignalStop signals;
+    const auto on_signal = signals.exit_on_signal("benchmarking");
     // clients sessions for the pairs; holder, waiter and observer for the wake-up test.
     Pool pool(global.dsn, pool_options_for(global.dsn, static_cast<std::size_t>(options.clients) + 2));
     const Throughput t = measure_pairs(pool, options, global);

@@ -275,7 +275,11 @@ int run_demo(const DemoOptions& options, const GlobalOptions& global) {
             throw std::runtime_error("the sample catalog (share/pglock/sample-catalog.txt) is not installed; "
                                      "pass --catalog FILE with at least 12 names");
     }
-    const Catalog catalog = load_catalog(catalog_path);
+    const Catalog catalog = [&] {
+        // A FIFO or a slow disk blocks in open()/read(), where no stop token reaches.
+        const auto on_signal = signals.exit_on_signal("reading the catalog " + catalog_path);
+        return load_catalog(catalog_path);
+    }();
     if (catalog.size() < names_needed)
         throw std::runtime_error("catalog " + catalog_path + ": the demo needs " + std::to_string(names_needed) +
                                  " names, it has " + std::to_string(catalog.size()));
@@ -304,8 +308,8 @@ int run_demo(const DemoOptions& options, const GlobalOptions& global) {
                                          Context{signals.token(), Clock::now() + pool_opts.connect_timeout});
         if (probe.in_recovery())
             throw Error(Errc::on_standby, "the server is a standby in recovery: advisory locks there protect nothing");
-    } catch (const Error& e) {
-        if (e.code() == Errc::canceled && signals.signal()) return exit_ok;  // stopped before it began
+    } catch (const Error&) {
+        if (signals.signal()) return report_interrupted(signals.signal(), "before the demo started");
         throw;
     }
     if (server) shared.line(std::cout, "demo: metrics on " + server->url());

@@ -9,13 +9,17 @@
 #include "pglock_cli/connection.hpp"
 #include "pglock_cli/exit_codes.hpp"
 #include "pglock_cli/text.hpp"
+#include "signals.hpp"
 #include "verbs.hpp"
 
 namespace pglock::cli {
 
 namespace {
 
+// Neither verb waits on a lock: a signal ends the run at once, with a line that says so.
 int run_init(const GlobalOptions& global) {
+    SignalStop signals;
+    const auto on_signal = signals.exit_on_signal("creating the fencing table");
     Pool pool(global.dsn, pool_options_for(global.dsn, 1));
     const auto result = fence::init(pool);
     if (result.created) {
@@ -27,6 +31,8 @@ int run_init(const GlobalOptions& global) {
 }
 
 int run_show(const std::vector<std::string>& names, const GlobalOptions& global) {
+    SignalStop signals;
+    const auto on_signal = signals.exit_on_signal("reading fencing tokens");
     Pool pool(global.dsn, pool_options_for(global.dsn, 1));
     PooledSession session = pool.acquire();
     for (const auto& name : names) {

@@ -1,5 +1,11 @@
 // pglock key NAME... : names to advisory keys, offline.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -7,6 +13,7 @@
 #include "pglock/key.hpp"
 #include "pglock_cli/exit_codes.hpp"
 #include "pglock_cli/text.hpp"
+#include "signals.hpp"
 #include "verbs.hpp"
 
 namespace pglock::cli {
@@ -19,60 +26,97 @@ struct KeyOptions {
     bool sql = false;
 };
 
-// The names in order, with each "-" replaced by the lines of stdin. A line is its bytes without
-// the final "\n", nothing else stripped (a CR stays, and shows as \r in the TSV output).
-std::vector<std::string> collect_names(const std::vector<std::string>& args) {
-    std::vector<std::string> names;
+// The answer for each name in the chosen format, written as the names come.
+class Printer {
+public:
+    explicit Printer(const KeyOptions& options) : options_(options) {
+        if (options_.json) std::cout << "[";
+    }
+    void answer(const std::string& name) {
+        const std::int64_t key = key_of(name);
+        const LockTag tag = tag_of(key);
+        if (options_.json) {
+            std::cout << (count_ ? ",\n " : "\n ") << "{\"name\":" << json_quote(name);
+            if (!is_valid_utf8(name)) std::cout << ",\"name_hex\":\"" << hex_bytes(name) << '"';
+            std::cout << ",\"key\":" << key << ",\"classid\":" << tag.classid << ",\"objid\":" << tag.objid
+                      << ",\"key_scheme\":" << key_scheme_version << '}';
+        } else if (options_.sql) {
+            if (count_) std::cout << '\n';
+            std::cout << "-- name " << tsv_escape(name) << '\n' << pg_locks_sql(key) << '\n';
+        } else {
+            std::cout << tsv_escape(name) << '\t' << key << '\t' << tag.classid << '\t' << tag.objid << '\n';
+        }
+        ++count_;
+    }
+    void finish() {
+        if (options_.json) std::cout << "\n]\n";
+    }
+    // False once a write failed: the reader of our output is gone (EPIPE, e.g. `| head -1`).
+    bool flush() { return static_cast<bool>(std::cout.flush()); }
+
+private:
+    const KeyOptions& options_;
+    std::size_t count_ = 0;
+};
+
+[[noreturn]] void empty_name(const std::string& where) {
+    throw Error(Errc::empty_name, where + " is empty; an empty name would collide with every other empty one");
+}
+
+// Each line of stdin (its bytes without the final "\n", nothing else stripped: a CR stays, and
+// shows as \r in the TSV output) to `on_line` as soon as it is complete, the last one also
+// without a final "\n". Output is flushed before every read that may wait, so that a line gets
+// its answer while the writer waits for it (`yes | pglock key - | head -1`, a coprocess).
+// Memory: one read buffer and the longest line. False when writing failed.
+bool for_each_stdin_line(Printer& printer, const std::function<void(const std::string&)>& on_line) {
+    std::string line;
+    char buf[64 * 1024];
+    for (;;) {
+        if (!printer.flush()) return false;
+        const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw std::runtime_error(std::string("reading stdin failed: ") + std::strerror(errno));
+        if (n == 0) break;
+        std::string_view chunk(buf, static_cast<std::size_t>(n));
+        for (std::size_t nl; (nl = chunk.find('\n')) != std::string_view::npos; chunk.remove_prefix(nl + 1)) {
+            line.append(chunk.substr(0, nl));
+            on_line(line);
+            line.clear();
+        }
+        line.append(chunk);
+    }
+    if (!line.empty()) on_line(line);
+    return true;
+}
+
+int run_key(const KeyOptions& options) {
+    // No server, nothing to undo: a signal ends it at once, with a line that says so. Also blocks
+    // SIGPIPE, so a closed output shows as a failed write that ends the run quietly.
+    SignalStop signals;
+    const auto on_signal = signals.exit_on_signal("answering lock names");
+
+    for (std::size_t i = 0; i < options.names.size(); ++i) {
+        if (options.names[i].empty()) empty_name("lock name #" + std::to_string(i + 1));
+    }
+    Printer printer(options);
     bool stdin_read = false;
-    for (const auto& arg : args) {
+    for (const auto& arg : options.names) {
         if (arg != "-") {
-            names.push_back(arg);
+            printer.answer(arg);
             continue;
         }
         if (stdin_read) continue;  // stdin can be read only once
         stdin_read = true;
-        for (std::string line; std::getline(std::cin, line);) names.push_back(line);
+        std::size_t line_no = 0;
+        const bool written = for_each_stdin_line(printer, [&](const std::string& name) {
+            ++line_no;
+            if (name.empty()) empty_name("stdin line " + std::to_string(line_no));
+            printer.answer(name);
+        });
+        if (!written) return exit_error;  // nobody reads our output any more: nothing to say, to nobody
     }
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        if (names[i].empty())
-            throw Error(Errc::empty_name, "lock name #" + std::to_string(i + 1) +
-                                              " is empty; an empty name would collide with every other empty one");
-    }
-    return names;
-}
-
-void print_tsv(const std::string& name, std::int64_t key) {
-    const LockTag tag = tag_of(key);
-    std::cout << tsv_escape(name) << '\t' << key << '\t' << tag.classid << '\t' << tag.objid << '\n';
-}
-
-void print_json_object(const std::string& name, std::int64_t key) {
-    const LockTag tag = tag_of(key);
-    std::cout << "{\"name\":" << json_quote(name);
-    if (!is_valid_utf8(name)) std::cout << ",\"name_hex\":\"" << hex_bytes(name) << '"';
-    std::cout << ",\"key\":" << key << ",\"classid\":" << tag.classid << ",\"objid\":" << tag.objid
-              << ",\"key_scheme\":" << key_scheme_version << '}';
-}
-
-int run_key(const KeyOptions& options) {
-    const auto names = collect_names(options.names);
-    if (options.json) {
-        std::cout << "[";
-        for (std::size_t i = 0; i < names.size(); ++i) {
-            std::cout << (i ? ",\n " : "\n ");
-            print_json_object(names[i], key_of(names[i]));
-        }
-        std::cout << "\n]\n";
-    } else if (options.sql) {
-        for (std::size_t i = 0; i < names.size(); ++i) {
-            if (i) std::cout << '\n';
-            std::cout << "-- name " << tsv_escape(names[i]) << '\n' << pg_locks_sql(key_of(names[i])) << '\n';
-        }
-    } else {
-        for (const auto& name : names) print_tsv(name, key_of(name));
-    }
-    std::cout.flush();
-    return std::cout ? exit_ok : exit_error;
+    printer.finish();
+    return printer.flush() ? exit_ok : exit_error;
 }
 
 }  // namespace

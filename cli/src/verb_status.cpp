@@ -50,8 +50,9 @@ std::chrono::nanoseconds parse_interval(const std::string& text) {
         if (end != text.c_str() && *end == '\0' && errno == 0 && seconds >= 0 && seconds <= 3600)
             d = std::chrono::nanoseconds(static_cast<std::int64_t>(seconds * 1e9));
     }
-    if (!d) throw UsageError("--watch: not an interval (examples: 0.25s, 500ms, 2s, 2): " + text);
-    if (*d < min_interval || *d > max_interval)
+    if (!d && duration_error(text).find("out of range") == std::string::npos)
+        throw UsageError("--watch: not an interval (examples: 0.25s, 500ms, 2s, 2): " + text);
+    if (!d || *d < min_interval || *d > max_interval)
         throw UsageError("--watch: the interval must be between 250ms and 60s (polling pg_locks takes all lock "
                          "manager partitions), got " + text);
     return *d;
@@ -80,16 +81,27 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
 
     const auto interval = options.watch ? parse_interval(options.interval) : std::chrono::nanoseconds(0);
     Catalog catalog;
-    if (!options.catalog.empty()) catalog = load_catalog(options.catalog);
+    if (!options.catalog.empty()) {
+        // A FIFO or a slow disk blocks in open()/read(), where no stop token reaches.
+        const auto on_signal = signals.exit_on_signal("reading the catalog " + options.catalog);
+        catalog = load_catalog(options.catalog);
+    }
     for (const std::string& line : collision_warnings(catalog, options.catalog)) std::cerr << line << '\n';
     const PoolOptions pool_opts = pool_options_for(global.dsn, 1);  // validates --dsn, connect timeout
+
+    // Stopped before any snapshot was printed: no answer, which a script must not read as "no
+    // locks" (exit 0 with empty output).
+    bool first_frame = true;
+    const auto stopped = [&] {
+        return first_frame ? report_interrupted(signals.signal(), "before the first poll completed") : exit_ok;
+    };
 
     // One dedicated monitoring session for every poll of the run.
     std::optional<Session> session;
     try {
         session.emplace(connect(global.dsn, pool_opts, signals.token()));
-    } catch (const Error& e) {
-        if (e.code() == Errc::canceled && signals.signal()) return exit_ok;
+    } catch (const Error&) {
+        if (signals.signal()) return stopped();
         throw;
     }
 
@@ -98,7 +110,6 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
     const bool tty = ::isatty(STDOUT_FILENO) == 1;
     const std::string every = format_duration(interval);
     double last_server_now = 0;
-    bool first_frame = true;
     auto next = Clock::now();
 
     for (;;) {
@@ -107,7 +118,7 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
             if (!session) session.emplace(connect(global.dsn, pool_opts, signals.token()));
             snapshot = monitor::poll(*session, Context{signals.token(), std::nullopt});
         } catch (const Error& e) {
-            if (signals.signal()) return exit_ok;
+            if (signals.signal()) return stopped();
             if (!options.watch) throw;
             // Keep watching through a server restart or a dropped connection: report it, end the
             // holds we knew of (they may be gone), and try again at the next tick.
@@ -131,13 +142,16 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
                 frame = (options.watch && !first_frame ? "\n" : "") + render_status_text(*snapshot, context);
             }
             std::cout << frame << std::flush;
+            // The reader of our output is gone (SIGPIPE is blocked: the write fails with EPIPE):
+            // watching on would be polling for nobody.
+            if (!std::cout) return exit_error;
             first_frame = false;
         }
 
         if (!options.watch) return exit_ok;
         next += interval;
         if (const auto now = Clock::now(); next < now) next = now;  // a slow poll: no catching up
-        if (!sleep_until(next, signals.token())) return exit_ok;
+        if (!sleep_until(next, signals.token())) return stopped();
     }
 }
 

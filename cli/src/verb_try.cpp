@@ -7,6 +7,7 @@
 #include "pglock_cli/connection.hpp"
 #include "pglock_cli/exit_codes.hpp"
 #include "pglock_cli/text.hpp"
+#include "signals.hpp"
 #include "verbs.hpp"
 
 namespace pglock::cli {
@@ -33,6 +34,10 @@ std::string holders_note(Lock& lock) {
 }
 
 int run_try(const TryOptions& options, const GlobalOptions& global) {
+    // Nothing waits on the server here: a signal ends the run at once, with a line that says so
+    // (the server drops whatever the closed session had).
+    SignalStop signals;
+    const auto on_signal = signals.exit_on_signal("trying the lock " + json_quote(options.name));
     Pool pool(global.dsn, pool_options_for(global.dsn, 2));
     LockOptions lock_opts = lock_options(global);
     lock_opts.fencing = options.fence;

@@ -6,7 +6,9 @@
 #include <cctype>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -34,6 +36,26 @@ bool is_uri(std::string_view s) {
     return s.starts_with("postgresql://") || s.starts_with("postgres://");
 }
 
+// Where a URI's user information ends. libpq ends it at the first '@' before any '/'; but a
+// password with a raw '@' in it ("u:wrong@pw@host") means its writer meant the last '@' before
+// the host ends ('/' or '?'), and libpq then takes the rest of the password for the host name.
+struct UriUserinfo {
+    std::string_view userinfo;  // up to the last '@': the writer's reading
+    bool raw_at = false;        // more than one '@' before the host ends
+};
+
+std::optional<UriUserinfo> uri_userinfo(std::string_view s) {
+    if (!is_uri(s)) return std::nullopt;
+    const std::size_t start = s.find("://") + 3;
+    const std::size_t slash = s.find('/', start);
+    const std::size_t first_at = s.find('@', start);
+    if (first_at == std::string_view::npos || (slash != std::string_view::npos && first_at > slash))
+        return std::nullopt;
+    const std::size_t host_end = s.find_first_of("/?", first_at);
+    const std::size_t last_at = s.substr(0, host_end).rfind('@');
+    return UriUserinfo{s.substr(start, last_at - start), last_at != first_at};
+}
+
 // Passwords as they appear in the text, found without libpq so that strings libpq refuses are
 // covered too: a URI's user:password@ (raw and %-decoded) and any password= value (a URI query
 // parameter or a conninfo keyword, quoted or not).
@@ -55,16 +77,18 @@ std::vector<std::string> password_texts(std::string_view s) {
         }
         return d;
     };
-    if (is_uri(s)) {
-        const std::size_t start = s.find("://") + 3;
-        // Like libpq: the userinfo ends at the first '@' before any '/'.
-        const std::size_t path = s.find_first_of("/?", start);
-        const std::string_view authority = s.substr(start, path == std::string_view::npos ? s.npos : path - start);
-        if (const std::size_t at = authority.find('@'); at != std::string_view::npos) {
-            const std::string_view userinfo = authority.substr(0, at);
-            if (const std::size_t colon = userinfo.find(':'); colon != std::string_view::npos) {
-                add(std::string(userinfo.substr(colon + 1)));
-                add(decoded(userinfo.substr(colon + 1)));
+    if (const auto u = uri_userinfo(s)) {
+        if (const std::size_t colon = u->userinfo.find(':'); colon != std::string_view::npos) {
+            const std::string_view password = u->userinfo.substr(colon + 1);
+            add(std::string(password));
+            add(decoded(password));
+            // With raw '@'s, libpq's password is the first piece and it quotes the others as
+            // part of the host ("pw-XYZ@host"): each piece is a secret on its own.
+            for (std::size_t from = 0; u->raw_at && from <= password.size();) {
+                const std::size_t at = std::min(password.find('@', from), password.size());
+                add(std::string(password.substr(from, at - from)));
+                add(decoded(password.substr(from, at - from)));
+                from = at + 1;
             }
         }
     }
@@ -105,12 +129,19 @@ namespace {
 // libpq checks these values only when a connection starts (after a DNS lookup, perhaps):
 // checking them here lets a dialog or a CLI refuse the string at once, in libpq's own words.
 std::optional<std::string> value_error(const PQconninfoOption* options) {
+    // An int, as libpq parses it (leading and trailing blanks allowed); a value beyond int's
+    // range is its error too, never a duration that overflows a deadline made from it.
     auto integer = [](std::string_view v) {
         std::size_t i = 0;
         while (i < v.size() && v[i] == ' ') ++i;
+        const bool negative = i < v.size() && v[i] == '-';
         if (i < v.size() && (v[i] == '-' || v[i] == '+')) ++i;
         const std::size_t digits = i;
-        while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+        long long value = 0;
+        while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) {
+            value = value * 10 + (v[i++] - '0');
+            if (value > static_cast<long long>(std::numeric_limits<int>::max()) + (negative ? 1 : 0)) return false;
+        }
         if (i == digits) return false;
         while (i < v.size() && v[i] == ' ') ++i;
         return i == v.size();
@@ -162,6 +193,8 @@ std::optional<std::string> value_error(const PQconninfoOption* options) {
 std::string conninfo_without_password(const std::string& conninfo) {
     Parsed p = parse(conninfo);
     if (!p.options) return password_texts(conninfo).empty() ? conninfo : std::string();
+    // libpq parsed part of the password into the host: no setting of it is safe to keep.
+    if (const auto u = uri_userinfo(conninfo); u && u->raw_at && !password_texts(conninfo).empty()) return {};
     if (!conninfo_has_password(conninfo)) return conninfo;
     std::string out;
     for (PQconninfoOption* o = p.options.get(); o->keyword; ++o) {
@@ -187,6 +220,12 @@ std::string redact_password(std::string message, const std::string& conninfo, co
 }
 
 std::optional<std::string> conninfo_error(const std::string& conninfo) {
+    // libpq would take what follows the first '@' for the host, and its lookup error would quote
+    // it: say what is wrong instead, without quoting any of it.
+    if (const auto u = uri_userinfo(conninfo); u && u->raw_at) {
+        return "more than one \"@\" before the host in the URI: write an @ that belongs to the user name or "
+               "password as %40";
+    }
     Parsed p = parse(conninfo);
     if (p.options) {
         if (auto why = value_error(p.options.get())) return redact_password(*why, conninfo);
@@ -199,6 +238,7 @@ std::optional<std::string> conninfo_error(const std::string& conninfo) {
 }
 
 bool conninfo_has_password(const std::string& conninfo) {
+    if (const auto u = uri_userinfo(conninfo); u && u->raw_at && !password_texts(conninfo).empty()) return true;
     Parsed p = parse(conninfo);
     if (!p.options) return false;
     for (PQconninfoOption* o = p.options.get(); o->keyword; ++o) {

@@ -3,7 +3,12 @@
 // poll for conditions.
 #pragma once
 
+#include <arpa/inet.h>
 #include <libpq-fe.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <QByteArray>
 #include <QElapsedTimer>
@@ -14,6 +19,7 @@
 #include <QTcpSocket>
 #include <QtTest>
 
+#include <csignal>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -43,15 +49,17 @@ inline std::int64_t key_of(const QString& name) { return pglock::key_of(name.toS
 // The binary, running in the background; the destructor kills what is still running.
 class Cli {
 public:
+    enum class Stdin { close, keep_open };
     explicit Cli(const QStringList& args, const QByteArray& input = {},
-                 const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+                 const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment(),
+                 Stdin stdin_mode = Stdin::close) {
         proc_.setProgram(cli_path());
         proc_.setProcessEnvironment(env);
         proc_.setArguments(args);
         proc_.start();
         if (!proc_.waitForStarted(10000)) throw std::runtime_error("cannot start " + cli_path().toStdString());
         if (!input.isEmpty()) proc_.write(input);
-        proc_.closeWriteChannel();
+        if (stdin_mode == Stdin::close) proc_.closeWriteChannel();
     }
     ~Cli() {
         if (proc_.state() != QProcess::NotRunning) {
@@ -83,6 +91,13 @@ public:
     bool crashed() const { return proc_.exitStatus() != QProcess::NormalExit; }
     qint64 pid() const { return proc_.processId(); }
     void terminate() { proc_.terminate(); }  // SIGTERM
+    bool signal(int sig) const { return ::kill(pid_t(proc_.processId()), sig) == 0; }
+    // With Stdin::keep_open: more input, and its end.
+    void write_stdin(const QByteArray& data) {
+        proc_.write(data);
+        proc_.waitForBytesWritten(5000);
+    }
+    void close_stdin() { proc_.closeWriteChannel(); }
     const QByteArray& out() {
         pump();
         return out_;
@@ -114,6 +129,54 @@ inline Run run(const QStringList& args, const QByteArray& input = {}, int timeou
     if (!cli.wait_finished(timeout_ms)) throw std::runtime_error("pglock did not finish in time");
     return {cli.exit_code(), cli.crashed(), cli.out(), cli.err()};
 }
+
+// A listening loopback socket that never answers: libpq's connection is accepted (by the kernel,
+// then by wait_for_client) and never hears back, a hung server. Closed, its port is one nobody
+// listens on.
+class SilentServer {
+public:
+    SilentServer() {
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof addr;
+        if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+            ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0 || ::listen(fd_, 16) != 0)
+            throw std::runtime_error("cannot listen on loopback");
+        port_ = ntohs(addr.sin_port);
+    }
+    ~SilentServer() {
+        close();
+        for (int c : clients_) ::close(c);
+    }
+    SilentServer(const SilentServer&) = delete;
+    SilentServer& operator=(const SilentServer&) = delete;
+
+    int port() const { return port_; }
+    void close() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+    // Waits until a client has connected (a CLI is then inside its connect) and keeps that
+    // connection open without a word. False after timeout_ms.
+    bool wait_for_client(int timeout_ms = 15000) {
+        pollfd p{fd_, POLLIN, 0};
+        if (::poll(&p, 1, timeout_ms) != 1) return false;
+        const int c = ::accept(fd_, nullptr, nullptr);
+        if (c < 0) return false;
+        clients_.push_back(c);
+        return true;
+    }
+    // A conninfo for it; connect_timeout long enough that only a signal ends the connect.
+    QString dsn() const {
+        return QStringLiteral("host=127.0.0.1 port=%1 user=nobody dbname=nothing connect_timeout=60").arg(port_);
+    }
+
+private:
+    int fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int port_ = 0;
+    std::vector<int> clients_;
+};
 
 // stderr is one `pglock: ...` line, without the marks of a crash.
 inline bool clean_one_line_error(const QByteArray& err) {

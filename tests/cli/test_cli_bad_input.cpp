@@ -2,11 +2,6 @@
 // on, a server that never answers, an unroutable address and a wrong password. Each time the
 // exit code is 1 and stderr is one `pglock: error: connection_failed: ...` line that names the
 // problem, comes within connect_timeout, and does not contain the password.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <QElapsedTimer>
 #include <QUuid>
 #include <QtTest>
@@ -22,28 +17,6 @@ using pglock::test::OwnCluster;
 namespace {
 
 const char* const kRole = "cli_operator";
-
-// A listening loopback socket: with `accept` false nobody ever reads (a hung server); closed,
-// its port is one nobody listens on.
-struct Listener {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    int port = 0;
-    Listener() {
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof addr;
-        if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-            ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 || ::listen(fd, 16) != 0)
-            throw std::runtime_error("cannot listen on loopback");
-        port = ntohs(addr.sin_port);
-    }
-    ~Listener() { close(); }
-    void close() {
-        if (fd >= 0) ::close(fd);
-        fd = -1;
-    }
-};
 
 // Without PG* variables that could fill in what a test string leaves out.
 QProcessEnvironment cleanEnv() {
@@ -121,6 +94,13 @@ private slots:
                                              << R"(invalid integer value "soon" for connection option "connect_timeout")";
         // libpq's message quotes this URI whole: the password must come out masked.
         QTest::newRow("uri with password") << "postgresql://op:Sekr3t-cli@[::1/app" << "postgresql://op:***@[::1/app";
+        // An '@' in a URI password must be written %40. Unencoded, libpq ends the password at the
+        // first '@' and takes the rest ("Sekr3t-cli@127.0.0.1") for the host, which its lookup
+        // error then quoted. Refused before any lookup, and nothing of the password is shown.
+        QTest::newRow("uri password with a raw @") << "postgresql://op:wrong@Sekr3t-cli@127.0.0.1/app"
+                                                   << R"(invalid --dsn: more than one "@" before the host)";
+        QTest::newRow("uri password with raw @s") << "postgresql://op:a@b@Sekr3t-cli@127.0.0.1:5432/app?sslmode=disable"
+                                                  << "write an @ that belongs to the user name or password as %40";
     }
 
     void malformedDsn() {
@@ -143,17 +123,17 @@ private slots:
     }
 
     void nobodyListens() {
-        Listener l;
+        SilentServer l;
         l.close();
-        expectOneLine({"try", "x", "--dsn", QStringLiteral("host=127.0.0.1 port=%1 user=postgres").arg(l.port)},
+        expectOneLine({"try", "x", "--dsn", QStringLiteral("host=127.0.0.1 port=%1 user=postgres").arg(l.port())},
                       QStringLiteral("Connection refused"));
     }
 
     // Accepts TCP, never answers: connect_timeout=2 ends it, and the line says so and where.
     void serverNeverAnswers() {
-        Listener l;
-        const QString dsn = QStringLiteral("host=127.0.0.1 port=%1 user=postgres connect_timeout=2").arg(l.port);
-        const QString where = QStringLiteral("while connecting to 127.0.0.1 port %1").arg(l.port);
+        SilentServer l;
+        const QString dsn = QStringLiteral("host=127.0.0.1 port=%1 user=postgres connect_timeout=2").arg(l.port());
+        const QString where = QStringLiteral("while connecting to 127.0.0.1 port %1").arg(l.port());
         expectOneLine({"try", "x", "--dsn", dsn}, QStringLiteral("timeout expired after"), {}, cleanEnv(), 4500);
         expectOneLine({"try", "x", "--dsn", dsn}, where, {}, cleanEnv(), 4500);
         // status bounds the whole connect by the same timeout: a deadline, naming the server.

@@ -100,7 +100,21 @@ private slots:
         QVERIFY(cli.out().contains("acquired:"));
     }
 
+    // Every signal that ends a shell session or a pipeline (a closed terminal sends SIGHUP, a
+    // dead reader SIGPIPE) must cancel the server-side wait: a killed waiter stays queued on the
+    // server, pinning xmin, until the lock is granted.
+    void signal_while_waiting_cancels_data() {
+        QTest::addColumn<int>("sig");
+        QTest::addColumn<QByteArray>("sig_name");
+        QTest::newRow("SIGINT") << int(SIGINT) << QByteArray("SIGINT");
+        QTest::newRow("SIGTERM") << int(SIGTERM) << QByteArray("SIGTERM");
+        QTest::newRow("SIGHUP") << int(SIGHUP) << QByteArray("SIGHUP");
+        QTest::newRow("SIGQUIT") << int(SIGQUIT) << QByteArray("SIGQUIT");
+        QTest::newRow("SIGPIPE") << int(SIGPIPE) << QByteArray("SIGPIPE");
+    }
     void signal_while_waiting_cancels() {
+        QFETCH(int, sig);
+        QFETCH(QByteArray, sig_name);
         const QString name = unique_name("hold.cancel");
         const QString app = unique_name("cancel-app");
         const auto key = key_of(name);
@@ -109,13 +123,13 @@ private slots:
         Cli cli({"hold", name, "--wait", "--dsn", dsn_with_app(app)});
         QVERIFY(eventually([&] { return advisory_waiters(obs, app) == 1 || !cli.running(); }));
         QCOMPARE(advisory_waiters(obs, app), 1);
-        QCOMPARE(::kill(pid_t(cli.pid()), SIGINT), 0);
+        QVERIFY(cli.signal(sig));
         QVERIFY(cli.wait_finished(10000));
-        QVERIFY(!cli.crashed());
+        QVERIFY2(!cli.crashed(), "killed by the signal: its wait stays queued on the server");
         QCOMPARE(cli.exit_code(), 1);
-        QVERIFY2(cli.err().contains("canceled by signal"), cli.err().constData());
+        QVERIFY2(cli.err().contains("canceled by signal (" + sig_name + ")"), cli.err().constData());
+        QVERIFY2(eventually([&] { return advisory_waiters(obs, app) == 0; }, 2000), "a ghost waiter stays queued");
         QCOMPARE(obs.waiting_count(key), 0);
-        QCOMPARE(advisory_waiters(obs, app), 0);
         QVERIFY(other.unlock(key));  // still ours: the canceled wait took nothing
     }
 
@@ -123,6 +137,9 @@ private slots:
         QTest::addColumn<int>("sig");
         QTest::newRow("SIGTERM") << int(SIGTERM);
         QTest::newRow("SIGINT") << int(SIGINT);
+        QTest::newRow("SIGHUP") << int(SIGHUP);
+        QTest::newRow("SIGQUIT") << int(SIGQUIT);
+        QTest::newRow("SIGPIPE") << int(SIGPIPE);
     }
     void signal_while_holding_releases_and_exits_0() {
         QFETCH(int, sig);
@@ -207,6 +224,52 @@ private slots:
         QCOMPARE(run({"hold", "x", "--for", "5"}).code, 2);           // no unit
         QCOMPARE(run({"hold", "x", "--timeout", "soon"}).code, 2);
         QCOMPARE(run({"hold", "x", "--metrics", "nohostport"}).code, 2);
+    }
+
+    // A duration that overflows the clock once added to now: it used to print a huge --for and
+    // release at once with exit 0, or time out a --timeout after 0.15 s. Out of range: exit 2,
+    // before anything connects.
+    void out_of_range_durations_are_usage_errors() {
+        for (const QStringList& args :
+             {QStringList{"hold", "x", "--for", "9223372036s"}, QStringList{"hold", "x", "--timeout", "9223372036s"},
+              QStringList{"hold", "x", "--wait", "--timeout", "2562047h"}, QStringList{"hold", "x", "--for", "8761h"},
+              QStringList{"demo", "--for", "9223372036s"}, QStringList{"status", "--watch", "9223372036s"}}) {
+            const Run r = run(args + QStringList{"--dsn", dsn()});
+            const QByteArray what = args.join(' ').toUtf8() + " -> " + QByteArray::number(r.code) + ": " + r.out + r.err;
+            QVERIFY2(r.code == 2, what.constData());
+            QVERIFY2(r.err.startsWith("pglock: usage: "), what.constData());
+            QVERIFY2(r.out.isEmpty(), what.constData());
+        }
+        // The largest allowed value holds (no overflow into "release at once").
+        const QString name = unique_name("hold.max-for");
+        Cli cli({"hold", name, "--for", "8760h", "--wait", "--timeout", "8760h", "--dsn", dsn()});
+        QVERIFY2(cli.wait_stdout(acquired_line).hasMatch(), cli.err().constData());
+        QVERIFY2(cli.out().contains("holding for 8760h"), cli.out().constData());
+        QTest::qWait(300);
+        QVERIFY2(cli.running(), cli.out().constData());
+        cli.terminate();
+        QVERIFY(cli.wait_finished());
+        QCOMPARE(cli.exit_code(), 0);
+    }
+
+    // --metrics HOST:PORT: an address that is not one is refused (exit 2) before anything listens.
+    // civetweb read 999.1.1.1 as 231.1.1.1 (each part modulo 256) and the CLI printed "serving
+    // http://999.1.1.1...".
+    void invalid_metrics_addresses_are_usage_errors() {
+        for (const char* bind : {"999.1.1.1:18080", "256.0.0.1:0", "1.2.3:0", "1.2.3.4.5:0", "01.2.3.4:0",
+                                 "1.0.0.1x:0", "[::1:0", "[zz::1]:0", "::1:0", "127.0.0.1:99999", "127.0.0.1:-1",
+                                 "127.0.0.1:", "host name:0", "bad_host:0", ":"}) {
+            for (const char* verb : {"hold", "demo"}) {
+                QStringList args{QString::fromLatin1(verb)};
+                if (args[0] == "hold") args << "x";
+                args << "--metrics" << QString::fromLatin1(bind) << "--dsn" << dsn();
+                const Run r = run(args, {}, 10000);
+                const QByteArray what = args.join(' ').toUtf8() + " -> " + QByteArray::number(r.code) + ": " + r.out + r.err;
+                QVERIFY2(r.code == 2, what.constData());
+                QVERIFY2(r.err.startsWith("pglock: usage: --metrics"), what.constData());
+                QVERIFY2(!r.out.contains("serving"), what.constData());
+            }
+        }
     }
 };
 

@@ -475,6 +475,29 @@ private slots:
         QVERIFY(a.unlock(key));
     }
 
+    // SIGPIPE is taken by the CLI's signal watcher, so a write to a closed pipe fails with EPIPE
+    // instead of killing the process: --watch must notice and end, not poll for nobody. Run in a
+    // process group of its own, killed whole if it is not over within the deadline.
+    void watch_ends_when_its_output_is_closed() {
+        QProcess sh;
+        sh.setProgram(QStringLiteral("/bin/bash"));
+        sh.setArguments({"-c", "\"$0\" status --watch 0.25s --dsn \"$1\" | head -1; echo \"status ${PIPESTATUS[*]}\" >&2",
+                         cli_path(), dsn()});
+        sh.setChildProcessModifier([] { ::setpgid(0, 0); });
+        sh.start();
+        QVERIFY(sh.waitForStarted(5000));
+        const qint64 group = sh.processId();
+        const bool ended = sh.waitForFinished(15000);
+        if (!ended) {
+            ::kill(-pid_t(group), SIGKILL);
+            sh.waitForFinished(5000);
+        }
+        const QByteArray out = sh.readAllStandardOutput(), err = sh.readAllStandardError();
+        QVERIFY2(ended, ("still watching 15 s after head left; stdout [" + out + "], stderr [" + err + "]").constData());
+        QVERIFY2(out.startsWith("PostgreSQL "), out.constData());
+        QCOMPARE(err, QByteArray("status 1 0\n"));  // pglock: 1, quietly; head: 0
+    }
+
     void watch_interval_bounds_are_usage_errors() {
         QCOMPARE(run({"status", "--watch", "0.1s", "--dsn", dsn()}).code, 2);
         QCOMPARE(run({"status", "--watch", "61s", "--dsn", dsn()}).code, 2);

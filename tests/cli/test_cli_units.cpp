@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "catalog_file.hpp"
+#include "pglock/conninfo.hpp"
 #include "pglock/error.hpp"
 #include "pglock/key.hpp"
 #include "pglock_cli/connection.hpp"
@@ -41,6 +42,18 @@ private slots:
     void durations_reject() {
         for (const char* bad : {"", "5", "ms", "-1s", "1x", "1 s", "1.s.", "s5", "1e3s", "99999999999h"})
             QVERIFY2(!parse_duration(bad), bad);
+    }
+    // Durations are added to the clock's now (a deadline, the end of a hold): beyond max_duration
+    // (365 days) that sum could overflow, so they are refused, not wrapped.
+    void durations_out_of_range() {
+        QCOMPARE(D("8760h"), qint64(std::chrono::nanoseconds(8760h).count()));
+        QCOMPARE(D("525600m"), qint64(std::chrono::nanoseconds(8760h).count()));
+        for (const char* big : {"9223372036s", "8760h1us", "8761h", "2562047h", "31536000.001s", "9223372036854ms"}) {
+            QVERIFY2(!parse_duration(big), big);
+            QVERIFY2(duration_error(big).find("out of range") != std::string::npos, big);
+        }
+        QVERIFY2(duration_error("soon").find("not a duration") != std::string::npos, "soon");
+        QVERIFY(duration_error("8760h").empty());
     }
     void durations_format() {
         QCOMPARE(S(format_duration(300ms)), QByteArray("300ms"));
@@ -90,6 +103,53 @@ private slots:
         QCOMPARE(timeout_s("host=x connect_timeout=6"), qint64(6));   // the DSN wins
         qunsetenv("PGCONNECT_TIMEOUT");
     }
+    // The redaction itself, for every message that quotes a URI (libpq's parse errors, its
+    // host lookup errors): a password with a raw '@' is hidden whole, including the part libpq
+    // took for the host.
+    void redaction_hides_a_password_with_a_raw_at() {
+        const std::string uri = "postgresql://u:wrong@pw-XYZ@db.example/app";
+        const std::string message =
+            pglock::redact_password("could not translate host name \"pw-XYZ@db.example\" to address", uri);
+        QVERIFY2(message.find("pw-XYZ") == std::string::npos, message.c_str());
+        QVERIFY2(message.find("db.example") != std::string::npos, message.c_str());
+        const std::string quoted = pglock::redact_password("bad URI: \"" + uri + "\"", uri);
+        QVERIFY2(quoted.find("wrong") == std::string::npos && quoted.find("pw-XYZ") == std::string::npos, quoted.c_str());
+        const std::string encoded = pglock::redact_password("x u:a%40b@h y a@b", "postgresql://u:a%40b@h/db");
+        QCOMPARE(S(encoded), B("x u:***@h y ***"));
+        const auto why = pglock::conninfo_error(uri);
+        QVERIFY(why);
+        QVERIFY2(why->find("pw-XYZ") == std::string::npos && why->find("wrong") == std::string::npos, why->c_str());
+        QVERIFY(pglock::conninfo_has_password(uri));
+        QCOMPARE(S(pglock::conninfo_without_password(uri)), B(""));  // nothing of it can be kept safely
+        QVERIFY(!pglock::conninfo_error("postgresql://u:a%40b@h/db"));  // encoded: fine
+        QVERIFY(!pglock::conninfo_error("postgresql://u@h/db?application_name=a@b"));  // '@' after the host
+    }
+
+    // libpq takes connect_timeout as an int: a bigger value is its parse error, never a
+    // duration that overflows the deadline made from it (status gave up at once with
+    // "deadline exceeded" for connect_timeout=10000000000).
+    void connect_timeout_out_of_range_is_an_error() {
+        qunsetenv("PGCONNECT_TIMEOUT");
+        QCOMPARE(timeout_s("host=x connect_timeout=2147483647"), qint64(2147483647));
+        for (const char* dsn : {"host=x connect_timeout=10000000000", "host=x connect_timeout=2147483648",
+                                "postgresql://x/db?connect_timeout=99999999999999999999"}) {
+            try {
+                pool_options_for(dsn, 2);
+                QFAIL(dsn);
+            } catch (const pglock::Error& e) {
+                QVERIFY2(std::string(e.what()).find("invalid integer value") != std::string::npos, e.what());
+            }
+        }
+        qputenv("PGCONNECT_TIMEOUT", "10000000000");
+        try {
+            pool_options_for("host=x", 2);
+            QFAIL("PGCONNECT_TIMEOUT=10000000000 taken");
+        } catch (const pglock::Error& e) {
+            QVERIFY2(std::string(e.what()).find("invalid connect_timeout value") != std::string::npos, e.what());
+        }
+        qunsetenv("PGCONNECT_TIMEOUT");
+    }
+
     void malformed_dsn_is_a_connection_error() {
         try {
             pool_options_for("this is not a dsn", 2);

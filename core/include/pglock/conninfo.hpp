@@ -8,7 +8,9 @@ namespace pglock {
 
 // libpq's complaint about a connection string, or nullopt when it parses and its port,
 // timeouts and mode keywords (sslmode, target_session_attrs, ...) hold values libpq accepts.
-// Any password in the string is masked in the message.
+// Any password in the string is masked in the message. A URI with more than one raw '@' before
+// its host is refused too: libpq would take the part of the password after the first '@' for
+// the host name (and quote it in its lookup error); such an '@' must be written %40.
 std::optional<std::string> conninfo_error(const std::string& conninfo);
 
 // The string carries a password (password=..., or user:password@ in a URI): such a string must
@@ -26,7 +28,8 @@ std::string conninfo_label(const std::string& conninfo);
 // be kept safely. Used by whatever stores connection strings.
 std::string conninfo_without_password(const std::string& conninfo);
 
-// `message` with every password that `conninfo` carries replaced by "***". libpq quotes parts
+// `message` with every password that `conninfo` carries replaced by "***" (for a URI password
+// with a raw '@', each '@'-separated piece too, since libpq reads the rest as the host). libpq quotes parts
 // of a malformed URI in its complaints ("... in URI: \"postgresql://u:secret@[::1\""), and
 // those messages reach terminals, status bars and logs. `extra` is another password to hide
 // (one passed beside the string, e.g. a typed one).
