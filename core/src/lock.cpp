@@ -331,8 +331,9 @@ Lock::Lock(Pool* pool, std::string name, LockOptions options) {
         // Shared holders run side by side: a token cannot tell the current one from a stale one.
         throw std::invalid_argument("fencing tokens need an exclusive lock (LockOptions::mode = Mode::exclusive)");
     }
+    if (pool->empty()) throw Error(Errc::nil_db, "a Lock needs a pool (this one was moved from)");
     impl_ = std::make_shared<detail::LockImpl>();
-    impl_->pool = pool;
+    impl_->pool.emplace(pool->share());
     impl_->key = key_of(name);
     if (options.refuse_key_collision) KeyRegistry::process().claim(name, impl_->key);
     if (options.fencing) impl_->fence_name = fence::bytea_hex(name);

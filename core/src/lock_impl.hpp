@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "pglock/lock.hpp"
@@ -11,7 +12,9 @@
 namespace pglock::detail {
 
 struct LockImpl {
-    Pool* pool = nullptr;
+    // A handle on the state of the pool the Lock was built on (never empty once built): it stays
+    // valid when the caller's Pool object moves or is destroyed.
+    std::optional<Pool> pool;
     std::string name;
     std::int64_t key = 0;
     LockOptions options;

@@ -230,6 +230,28 @@ private slots:
         });
     }
 
+    // A Lock keeps its pool's state alive: the Pool object may move (a vector growing) or go
+    // away before the Lock.
+    void lock_survives_its_pool_moving_or_dying() {
+        guarded([&] {
+            std::vector<Pool> pools;
+            pools.reserve(1);
+            pools.emplace_back(dsn_, PoolOptions{.max_size = 1});
+            pglock::Lock lk(pools[0], pgt::unique_name());
+            pools.emplace_back(dsn_, PoolOptions{.max_size = 1});  // reallocates: pools[0] moved
+            {
+                auto g = lk.try_acquire(Context::with_timeout(10s));
+                QVERIFY(g.has_value());
+                QCOMPARE(pgt::granted_pids(*obs_, lk.key()), std::vector<int>{g->backend_pid()});
+            }
+            QCOMPARE(pools[0].open_count(), std::size_t{1});  // the moved pool is the Lock's pool
+            pools.clear();
+            auto g = lk.try_acquire(Context::with_timeout(10s));
+            QVERIFY(g.has_value());
+            QCOMPARE(g->release(), std::error_code());
+        });
+    }
+
     void discarded_session_not_reused() {
         guarded([&] {
             Pool pool(dsn_, PoolOptions{1, std::chrono::milliseconds(5000)});

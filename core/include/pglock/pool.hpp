@@ -76,6 +76,10 @@ private:
     std::optional<Session> session_;
 };
 
+// A Pool is a handle on shared state (its sessions, its limit). Moving it moves the handle, and
+// every Lock built on it shares that state: a Lock keeps working when its Pool moves (in a
+// growing std::vector, say) or is destroyed first. The idle sessions close when the last of them
+// goes. A moved-from Pool may only be assigned to or destroyed.
 class Pool {
 public:
     // conninfo: "host=... dbname=..." or "postgresql://..."; empty means libpq's defaults and the
@@ -95,6 +99,12 @@ public:
     std::size_t idle_count() const;
 
 private:
+    friend class Lock;
+    explicit Pool(std::shared_ptr<PooledSession::Shared> shared) noexcept : shared_(std::move(shared)) {}
+    // Another handle on this pool's state: what a Lock keeps. Empty for a moved-from Pool.
+    Pool share() const noexcept { return Pool(shared_); }
+    bool empty() const noexcept { return !shared_; }
+
     std::shared_ptr<PooledSession::Shared> shared_;
 };
 
