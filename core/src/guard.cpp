@@ -168,6 +168,11 @@ std::error_code Held::release() noexcept {
                 changed_pid = -1;
             }
             session_died = !session->ok();
+            if (session_died && changed_pid == 0) {
+                // The session died before or during the unlock: the lock went with it.
+                result = make_error_code(Errc::lock_lost);
+                failure = "the session holding the lock had died";
+            }
             session.discard();
         } catch (const std::exception& e) {
             result = make_error_code(Errc::release_failed);
