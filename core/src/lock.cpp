@@ -176,14 +176,16 @@ Error interrupted(Interrupt why) {
 }
 
 // Records a failure the way the Go package does (outcome error, warn "lock: acquire failed"),
-// or a cancellation (outcome error, debug "lock: acquire canceled"), and rethrows it typed.
+// or a cancellation (debug "lock: acquire canceled", and no outcome: the Go package counts none
+// for context errors, and a stop or deadline is the caller's choice, not the lock failing; an
+// `error` series must mean the database or the network), and rethrows it typed.
 [[noreturn]] void fail(const detail::LockImpl& impl, const Error& e) {
-    impl.count(Outcome::error);
     const bool interruption = e.code() == Errc::canceled || e.code() == Errc::deadline_exceeded;
     if (interruption) {
         if (impl.logs(LogLevel::debug)) impl.log(LogLevel::debug, "lock: acquire canceled", {{"err", e.what()}});
         throw e;
     }
+    impl.count(Outcome::error);
     if (impl.logs(LogLevel::warn)) impl.log(LogLevel::warn, "lock: acquire failed", {{"err", e.what()}});
     if (e.code() == Errc::on_standby || e.code() == Errc::acquire_failed || e.code() == Errc::session_changed) throw e;
     throw Error(Errc::acquire_failed, e.what(), e.sqlstate());  // keeps the cause: "connection_failed: ..."

@@ -259,6 +259,39 @@ private slots:
         });
     }
 
+    // A cancelled or timed-out acquire is the caller's decision, not a failure of the lock: like
+    // the Go package, it counts no outcome (an `error` series would page someone for every
+    // deadline a service sets), logs debug "lock: acquire canceled", never warn.
+    void cancelled_acquire_counts_nothing() {
+        guarded([&] {
+            const auto name = pgt::unique_name();
+            auto logger = std::make_shared<RecordingLogger>();
+            auto metrics = std::make_shared<RecordingMetrics>();
+            pglock::LockOptions opts;
+            opts.logger = logger;
+            opts.metrics = metrics;
+            Lock lk(*pool_, name, opts);
+            RawConn holder(dsn_);
+            holder.lock(lk.key());
+            PGT_EXPECT_ERROR(lk.acquire(Context::with_timeout(200ms)), Errc::deadline_exceeded);
+            std::stop_source stop;
+            stop.request_stop();
+            PGT_EXPECT_ERROR(lk.acquire(Context{stop.get_token(), std::nullopt}), Errc::canceled);
+            PGT_EXPECT_ERROR(lk.try_acquire(Context{stop.get_token(), std::nullopt}), Errc::canceled);
+            QCOMPARE(metrics->count(name, Outcome::error), 0);
+            QCOMPARE(metrics->count(name, Outcome::acquired), 0);
+            QCOMPARE(metrics->count(name, Outcome::contended), 0);
+            const auto entries = logger->entries();
+            QCOMPARE(std::count_if(entries.begin(), entries.end(),
+                                   [](const LogEntry& e) {
+                                       return e.message == "lock: acquire canceled" && e.level == LogLevel::debug;
+                                   }),
+                     3L);
+            for (const auto& e : entries) QVERIFY2(e.level != LogLevel::warn, ("warned:" + dump(entries)).c_str());
+            QVERIFY(holder.unlock(lk.key()));
+        });
+    }
+
     void metrics_count_and_observe_once() {
         guarded([&] {
             const auto name = pgt::unique_name();
