@@ -148,6 +148,7 @@ std::error_code Held::release() noexcept {
                 changed_pid = pid;
                 session.discard();
             } else if (res.get_bool(0, 0)) {
+                SessionOps::took_no_advisory_lock(*session);  // the unlock statement dropped them all
                 session.reset();  // back to the pool, lock-free
             } else {
                 result = make_error_code(Errc::release_failed);

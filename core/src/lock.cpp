@@ -16,17 +16,22 @@
 namespace pglock {
 namespace detail {
 
+// The unlock statements end with pg_advisory_unlock_all(): advisory locks are reentrant per
+// session, so work done on the guard's session (Guard::session()) may have taken this key again,
+// or other keys; pg_advisory_unlock() drops one level of one key. Dropping them all in the same
+// statement (left to right: the key's own unlock, whose answer the release reports, comes first)
+// gives the session back to the pool holding no advisory lock, at no extra round trip.
 const Statements& statements(Mode mode) noexcept {
     static const Statements exclusive{
         "pglock_try",    "SELECT pg_try_advisory_lock($1::bigint), pg_backend_pid()",
         "pglock_lock",   "SELECT pg_advisory_lock($1::bigint), pg_backend_pid()",
-        "pglock_unlock", "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid()",
+        "pglock_unlock", "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid(), pg_advisory_unlock_all()",
         "pglock_xact",   "SELECT pg_try_advisory_xact_lock($1::bigint), pg_backend_pid()",
     };
     static const Statements shared{
         "pglock_try_shared",    "SELECT pg_try_advisory_lock_shared($1::bigint), pg_backend_pid()",
         "pglock_lock_shared",   "SELECT pg_advisory_lock_shared($1::bigint), pg_backend_pid()",
-        "pglock_unlock_shared", "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid()",
+        "pglock_unlock_shared", "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid(), pg_advisory_unlock_all()",
         "pglock_xact_shared",   "SELECT pg_try_advisory_xact_lock_shared($1::bigint), pg_backend_pid()",
     };
     return mode == Mode::shared ? shared : exclusive;
@@ -46,7 +51,8 @@ const Statements& named_statements(Mode mode) noexcept {
         "SELECT CASE WHEN pg_advisory_lock($1::bigint) IS NOT NULL "
         "THEN set_config('application_name', $2::text, false) END, pg_backend_pid()",
         "pglock_unlock_named",
-        "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid(), set_config('application_name', $2::text, false)",
+        "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid(), set_config('application_name', $2::text, false), "
+        "pg_advisory_unlock_all()",
         "pglock_xact_named",
         "SELECT CASE WHEN pg_try_advisory_xact_lock($1::bigint) "
         "THEN set_config('application_name', $2::text, true) IS NOT NULL ELSE false END, pg_backend_pid()",
@@ -59,7 +65,8 @@ const Statements& named_statements(Mode mode) noexcept {
         "SELECT CASE WHEN pg_advisory_lock_shared($1::bigint) IS NOT NULL "
         "THEN set_config('application_name', $2::text, false) END, pg_backend_pid()",
         "pglock_unlock_shared_named",
-        "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid(), set_config('application_name', $2::text, false)",
+        "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid(), set_config('application_name', $2::text, false), "
+        "pg_advisory_unlock_all()",
         "pglock_xact_shared_named",
         "SELECT CASE WHEN pg_try_advisory_xact_lock_shared($1::bigint) "
         "THEN set_config('application_name', $2::text, true) IS NOT NULL ELSE false END, pg_backend_pid()",
@@ -460,6 +467,7 @@ std::vector<int> Lock::holders(const Context& ctx) {
         "WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.classid = $1 AND l.objid = $2 AND l.granted "
         "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY l.pid",
         {Param(tag.classid), Param(tag.objid)}, ctx);
+    detail::SessionOps::took_no_advisory_lock(*session);  // a read: nothing to drop on the way back
     std::vector<int> pids;
     pids.reserve(static_cast<std::size_t>(res.rows()));
     for (int row = 0; row < res.rows(); ++row) pids.push_back(static_cast<int>(res.get_int64(row, 0)));

@@ -47,7 +47,11 @@ struct PoolOptions {
 class Pool;
 
 // A session lent by a pool. Going out of scope gives it back when it is healthy and outside a
-// transaction; a broken one (or one discard()ed) is closed, never lent again.
+// transaction; a broken one (or one discard()ed) is closed, never lent again. A session that ran
+// statements through Session::exec() (or a Transaction) may have taken session-level advisory
+// locks: giving it back first runs `SELECT pg_advisory_unlock_all()` (one round trip, bounded;
+// the session is closed if that fails), so the pool never lends a session holding one. Statements
+// sent through native_handle() behind the library's back are not seen: discard() such a session.
 class PooledSession {
 public:
     PooledSession() = default;
@@ -87,6 +91,8 @@ public:
     explicit Pool(std::string conninfo, PoolOptions options = {});
     Pool(Pool&&) noexcept = default;
     Pool& operator=(Pool&&) noexcept = default;
+    Pool(const Pool&) = delete;
+    Pool& operator=(const Pool&) = delete;
     ~Pool();
 
     // A healthy session: an idle one (checked alive without a round trip), or a new connection
