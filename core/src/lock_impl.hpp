@@ -51,6 +51,10 @@ struct Statements {
     const char* unlock_sql;
     const char* xact_name;
     const char* xact_sql;
+    // Fenced statements only: a new token for a lock this session already holds (see
+    // run_lock_statement: a serialization failure after the grant).
+    const char* token_name = nullptr;
+    const char* token_sql = nullptr;
 };
 const Statements& statements(Mode mode) noexcept;
 // The same statements that also set application_name, in the same round trip, from $2 (text):

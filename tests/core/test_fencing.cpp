@@ -135,6 +135,56 @@ private slots:
         });
     }
 
+    // Sessions whose default isolation is repeatable read or serializable (a server or role
+    // setting): two fenced waiters queue behind a holder. The second one granted started its
+    // statement, and took its snapshot, before the first one's token committed; both must still
+    // get their token, each greater than the one before.
+    void fenced_waiters_under_every_default_isolation() {
+        guarded([&] {
+            for (const char* isolation : {"repeatable\\ read", "serializable", "read\\ committed"}) {
+                pglock::PoolOptions po;
+                po.max_size = 1;
+                po.overrides = {{"options", std::string("-c default_transaction_isolation=") + isolation}};
+                pglock::Pool a(dsn_, po), b(dsn_, po);
+                {
+                    auto s = a.acquire(Context::with_timeout(10s));
+                    const std::string shown(s->exec("SHOW default_transaction_isolation").get(0, 0));
+                    QCOMPARE(pgt::qba(shown), pgt::qba(std::string(isolation)).replace("\\ ", " "));
+                }
+                const std::string name = pgt::unique_name();
+                Lock la(a, name, fenced()), lb(b, name, fenced());
+                std::int64_t first = 0;
+                { first = *la.acquire(Context::with_timeout(10s)).fencing_token(); }  // the row exists
+
+                RawConn holder(dsn_);
+                holder.lock(la.key());
+                std::optional<std::int64_t> tokens[2];
+                std::string errors[2];
+                auto waiter = [&](Lock& lock, int i) {
+                    try {
+                        auto g = lock.acquire(Context::with_timeout(20s));
+                        tokens[i] = g.fencing_token();
+                    } catch (...) {
+                        errors[i] = pgt::describe(std::current_exception());
+                    }
+                };
+                std::jthread wa(waiter, std::ref(la), 0);  // joined on every path, each bounded by its deadline
+                QVERIFY(wait_until([&] { return pgt::waiting_pids(*obs_, la.key()).size() == 1; }, 10s));
+                std::jthread wb(waiter, std::ref(lb), 1);
+                QVERIFY(wait_until([&] { return pgt::waiting_pids(*obs_, la.key()).size() == 2; }, 10s));
+                QVERIFY(holder.unlock(la.key()));
+                wa.join();
+                wb.join();
+                QVERIFY2(errors[0].empty() && errors[1].empty(), (isolation + (": " + errors[0] + " / " + errors[1])).c_str());
+                QVERIFY(tokens[0] && tokens[1]);
+                QCOMPARE(std::min(*tokens[0], *tokens[1]), first + 1);
+                QCOMPARE(std::max(*tokens[0], *tokens[1]), first + 2);
+                QCOMPARE(table_token(name), static_cast<long long>(first + 2));
+                QCOMPARE(pgt::any_lock_pids(*obs_, la.key()), std::vector<int>{});
+            }
+        });
+    }
+
     // A try that finds the lock held takes no token: the next grant gets the very next number.
     void contended_try_takes_no_token() {
         guarded([&] {
