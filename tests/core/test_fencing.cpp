@@ -211,19 +211,34 @@ private slots:
     // AcquireStrategy::poll retries the fenced try: tries that lose take no token either.
     void poll_strategy_takes_one_token_per_grant() {
         guarded([&] {
-            pglock::Pool pool(dsn_, {.max_size = 2});
+            const std::string app = "fence-poll-" + QUuid::createUuid().toString(QUuid::Id128).toStdString();
+            pglock::Pool pool(dsn_, {.max_size = 2, .overrides = {{"application_name", app}}});
             const std::string name = pgt::unique_name();
             auto opts = fenced();
             opts.strategy = pglock::AcquireStrategy::poll;
             opts.poll = {5ms, 20ms};
+            opts.show_in_application_name = false;
             Lock lock(pool, name, opts);
             RawConn other(dsn_);
             other.lock(lock.key());
             std::optional<pglock::Guard> g;
-            std::thread waiter([&] { g.emplace(lock.acquire(Context::with_timeout(20s))); });
-            std::this_thread::sleep_for(200ms);  // let it lose a few tries
+            std::optional<pglock::Error> err;
+            // jthread: joined on every path; the acquire's deadline bounds it.
+            std::jthread waiter([&] { err = pgt::catch_error([&] { g.emplace(lock.acquire(Context::with_timeout(20s))); }); });
+            // Tries have run, and lost: the poller's session shows the try statement as its last
+            // one, with a new query_start (the first sighting may be the PREPARE; any later
+            // statement is a try, and the lock is still held by `other`).
+            auto last_try = [&] {
+                auto res = obs_->query("SELECT query_start::text FROM pg_stat_activity WHERE application_name = $1 "
+                                       "AND query LIKE '%pg_try_advisory_lock%'", {app});
+                return PQntuples(res.get()) == 1 ? std::string(PQgetvalue(res.get(), 0, 0)) : std::string();
+            };
+            std::string first;
+            QVERIFY(wait_until([&] { return !(first = last_try()).empty(); }, 10s, 1ms));
+            QVERIFY(wait_until([&] { const auto now = last_try(); return !now.empty() && now != first; }, 10s, 1ms));
             QVERIFY(other.unlock(lock.key()));
             waiter.join();
+            QVERIFY2(!err, err ? pgt::describe(*err).c_str() : "");
             QVERIFY(g.has_value());
             QCOMPARE(g->fencing_token(), std::optional<std::int64_t>(1));
         });
@@ -375,7 +390,7 @@ private slots:
             other.lock(lock.key());
             PGT_EXPECT_ERROR(lock.acquire(Context::with_timeout(300ms)), Errc::deadline_exceeded);
             std::stop_source stop;
-            std::thread canceller([&] {
+            std::jthread canceller([&] {  // joined on every path; its wait is bounded
                 wait_until([&] { return pgt::waiting_pids(*obs_, lock.key()).size() == 1; }, 10s);
                 stop.request_stop();
             });
