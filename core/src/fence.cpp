@@ -1,6 +1,7 @@
 #include "pglock/fence.hpp"
 
 #include "pglock/key.hpp"
+#include "session_ops.hpp"
 
 namespace pglock::fence {
 
@@ -57,9 +58,12 @@ InitResult init(Session& session, const Context& ctx) {
     return result;
 }
 
+// The pool forms take no advisory lock: their sessions go back without a clean-up statement.
 InitResult init(Pool& pool, const Context& ctx) {
     PooledSession session = pool.acquire(ctx);
-    return init(*session, ctx);
+    InitResult result = init(*session, ctx);
+    detail::SessionOps::took_no_advisory_lock(*session);
+    return result;
 }
 
 std::optional<std::int64_t> last_token(Session& session, std::string_view name, const Context& ctx) {
@@ -70,7 +74,9 @@ std::optional<std::int64_t> last_token(Session& session, std::string_view name, 
 
 std::optional<std::int64_t> last_token(Pool& pool, std::string_view name, const Context& ctx) {
     PooledSession session = pool.acquire(ctx);
-    return last_token(*session, name, ctx);
+    auto token = last_token(*session, name, ctx);
+    detail::SessionOps::took_no_advisory_lock(*session);
+    return token;
 }
 
 }  // namespace pglock::fence

@@ -148,6 +148,7 @@ std::error_code Held::release() noexcept {
                 changed_pid = pid;
                 session.discard();
             } else if (res.get_bool(0, 0)) {
+                SessionOps::took_no_advisory_lock(*session);  // the unlock statement dropped them all
                 session.reset();  // back to the pool, lock-free
             } else {
                 result = make_error_code(Errc::release_failed);
@@ -168,6 +169,11 @@ std::error_code Held::release() noexcept {
                 changed_pid = -1;
             }
             session_died = !session->ok();
+            if (session_died && changed_pid == 0) {
+                // The session died before or during the unlock: the lock went with it.
+                result = make_error_code(Errc::lock_lost);
+                failure = "the session holding the lock had died";
+            }
             session.discard();
         } catch (const std::exception& e) {
             result = make_error_code(Errc::release_failed);

@@ -16,17 +16,22 @@
 namespace pglock {
 namespace detail {
 
+// The unlock statements end with pg_advisory_unlock_all(): advisory locks are reentrant per
+// session, so work done on the guard's session (Guard::session()) may have taken this key again,
+// or other keys; pg_advisory_unlock() drops one level of one key. Dropping them all in the same
+// statement (left to right: the key's own unlock, whose answer the release reports, comes first)
+// gives the session back to the pool holding no advisory lock, at no extra round trip.
 const Statements& statements(Mode mode) noexcept {
     static const Statements exclusive{
         "pglock_try",    "SELECT pg_try_advisory_lock($1::bigint), pg_backend_pid()",
         "pglock_lock",   "SELECT pg_advisory_lock($1::bigint), pg_backend_pid()",
-        "pglock_unlock", "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid()",
+        "pglock_unlock", "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid(), pg_advisory_unlock_all()",
         "pglock_xact",   "SELECT pg_try_advisory_xact_lock($1::bigint), pg_backend_pid()",
     };
     static const Statements shared{
         "pglock_try_shared",    "SELECT pg_try_advisory_lock_shared($1::bigint), pg_backend_pid()",
         "pglock_lock_shared",   "SELECT pg_advisory_lock_shared($1::bigint), pg_backend_pid()",
-        "pglock_unlock_shared", "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid()",
+        "pglock_unlock_shared", "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid(), pg_advisory_unlock_all()",
         "pglock_xact_shared",   "SELECT pg_try_advisory_xact_lock_shared($1::bigint), pg_backend_pid()",
     };
     return mode == Mode::shared ? shared : exclusive;
@@ -46,7 +51,8 @@ const Statements& named_statements(Mode mode) noexcept {
         "SELECT CASE WHEN pg_advisory_lock($1::bigint) IS NOT NULL "
         "THEN set_config('application_name', $2::text, false) END, pg_backend_pid()",
         "pglock_unlock_named",
-        "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid(), set_config('application_name', $2::text, false)",
+        "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid(), set_config('application_name', $2::text, false), "
+        "pg_advisory_unlock_all()",
         "pglock_xact_named",
         "SELECT CASE WHEN pg_try_advisory_xact_lock($1::bigint) "
         "THEN set_config('application_name', $2::text, true) IS NOT NULL ELSE false END, pg_backend_pid()",
@@ -59,7 +65,8 @@ const Statements& named_statements(Mode mode) noexcept {
         "SELECT CASE WHEN pg_advisory_lock_shared($1::bigint) IS NOT NULL "
         "THEN set_config('application_name', $2::text, false) END, pg_backend_pid()",
         "pglock_unlock_shared_named",
-        "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid(), set_config('application_name', $2::text, false)",
+        "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid(), set_config('application_name', $2::text, false), "
+        "pg_advisory_unlock_all()",
         "pglock_xact_shared_named",
         "SELECT CASE WHEN pg_try_advisory_xact_lock_shared($1::bigint) "
         "THEN set_config('application_name', $2::text, true) IS NOT NULL ELSE false END, pg_backend_pid()",
@@ -82,6 +89,17 @@ const Statements& named_statements(Mode mode) noexcept {
 #define PGLOCK_FENCE_DURABLE                                                                                \
     "CASE WHEN current_setting('synchronous_commit') = 'off' "                                              \
     "THEN set_config('synchronous_commit', 'on', true) END"
+// The token alone, for a session that holds the lock already (after a serialization failure; see
+// run_lock_statement). It bumps the row only when the session's pg_locks row says so: this path
+// is rare, so the cost of reading pg_locks is paid there only, and a token is never handed out
+// without the lock. Column 0 says whether the lock is held.
+#define PGLOCK_FENCE_TOKEN(name_param)                                                                      \
+    "WITH h AS (SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 "       \
+    "AND pid = pg_backend_pid() AND granted AND mode = 'ExclusiveLock' "                                   \
+    "AND ((classid::bigint << 32) | objid::bigint) = $1::bigint) AS g), "                                   \
+    "f AS (INSERT INTO pglock_fence AS t (key, token, name) SELECT $1::bigint, 1, " name_param "::bytea "   \
+    "FROM h WHERE h.g ON CONFLICT (key) DO UPDATE SET token = t.token + 1, name = EXCLUDED.name, "          \
+    "updated_at = now() RETURNING t.token) "
 
 const Statements& fenced_statements(bool named) noexcept {
     static const Statements plain{
@@ -93,6 +111,9 @@ const Statements& fenced_statements(bool named) noexcept {
         "SELECT l.g, pg_backend_pid(), (SELECT token FROM f), " PGLOCK_FENCE_DURABLE " FROM l",
         statements(Mode::exclusive).unlock_name, statements(Mode::exclusive).unlock_sql,
         statements(Mode::exclusive).xact_name, statements(Mode::exclusive).xact_sql,
+        "pglock_token_fenced",
+        PGLOCK_FENCE_TOKEN("$2")
+        "SELECT h.g, pg_backend_pid(), (SELECT token FROM f), " PGLOCK_FENCE_DURABLE " FROM h",
     };
     static const Statements with_name{
         "pglock_try_named_fenced",
@@ -105,11 +126,16 @@ const Statements& fenced_statements(bool named) noexcept {
         "pg_backend_pid(), (SELECT token FROM f), " PGLOCK_FENCE_DURABLE " FROM l",
         named_statements(Mode::exclusive).unlock_name, named_statements(Mode::exclusive).unlock_sql,
         named_statements(Mode::exclusive).xact_name, named_statements(Mode::exclusive).xact_sql,
+        "pglock_token_named_fenced",
+        PGLOCK_FENCE_TOKEN("$3")
+        "SELECT CASE WHEN h.g THEN set_config('application_name', $2::text, false) IS NOT NULL ELSE false END, "
+        "pg_backend_pid(), (SELECT token FROM f), " PGLOCK_FENCE_DURABLE " FROM h",
     };
     return named ? with_name : plain;
 }
 #undef PGLOCK_FENCE_CTE
 #undef PGLOCK_FENCE_DURABLE
+#undef PGLOCK_FENCE_TOKEN
 
 std::string current_application_name(Session& session) {
     // Reported by the server on every change (GUC_REPORT): known here without a round trip.
@@ -176,14 +202,16 @@ Error interrupted(Interrupt why) {
 }
 
 // Records a failure the way the Go package does (outcome error, warn "lock: acquire failed"),
-// or a cancellation (outcome error, debug "lock: acquire canceled"), and rethrows it typed.
+// or a cancellation (debug "lock: acquire canceled", and no outcome: the Go package counts none
+// for context errors, and a stop or deadline is the caller's choice, not the lock failing; an
+// `error` series must mean the database or the network), and rethrows it typed.
 [[noreturn]] void fail(const detail::LockImpl& impl, const Error& e) {
-    impl.count(Outcome::error);
     const bool interruption = e.code() == Errc::canceled || e.code() == Errc::deadline_exceeded;
     if (interruption) {
         if (impl.logs(LogLevel::debug)) impl.log(LogLevel::debug, "lock: acquire canceled", {{"err", e.what()}});
         throw e;
     }
+    impl.count(Outcome::error);
     if (impl.logs(LogLevel::warn)) impl.log(LogLevel::warn, "lock: acquire failed", {{"err", e.what()}});
     if (e.code() == Errc::on_standby || e.code() == Errc::acquire_failed || e.code() == Errc::session_changed) throw e;
     throw Error(Errc::acquire_failed, e.what(), e.sqlstate());  // keeps the cause: "connection_failed: ..."
@@ -253,6 +281,43 @@ Error vanished_statement(const char* name, const Error& cause) {
                  cause.sqlstate());
 }
 
+// A fenced lock statement's result. Under repeatable read or serializable (a session's
+// default_transaction_isolation, set by a server, role or database), a waiting statement took its
+// snapshot before it queued: when the previous holder's token committed after that, the row update
+// fails with 40001 although the lock was granted (only a granted statement writes the row, and a
+// session-level grant outlives the statement's rollback). Running the lock statement again would
+// give up the place in the queue, and with several waiters each retry would be stale again.
+// Instead a statement that only takes the token runs on the session that now holds the lock: its
+// snapshot is newer than every earlier holder's commit (each committed before letting go), so the
+// token is still greater than all before it. It checks pg_locks that the lock is held (this path
+// is rare) and takes no token otherwise. Serializable can fail again on a conflict with a reader
+// of the table: a few attempts, then the error. Read committed never gets here: no extra cost.
+Result finish_fenced(const detail::LockImpl& impl, Session& session, detail::Attempt attempt, const Context& ctx,
+                     const char* app, const char* fence) {
+    try {
+        return detail::SessionOps::finish(session, std::move(attempt));
+    } catch (const Error& e) {
+        if (e.sqlstate() != "40001") throw;
+    }
+    constexpr int kAttempts = 5;
+    const auto& st = detail::statements_of(impl);
+    for (int attempt_no = 1;; ++attempt_no) {
+        try {
+            detail::SessionOps::prepare(session, st.token_name, st.token_sql, app ? 3 : 2, nullptr, ctx);
+            Result res = detail::SessionOps::finish(
+                session, detail::SessionOps::run_prepared(session, st.token_name, impl.key, app, fence, ctx));
+            if (!res.get_bool(0, 0)) {
+                throw Error(Errc::acquire_failed,
+                            "the fenced lock statement failed with a serialization failure (40001) and the session "
+                            "does not hold the lock: no token was taken");
+            }
+            return res;
+        } catch (const Error& e) {
+            if (e.sqlstate() != "40001" || attempt_no == kAttempts) throw;
+        }
+    }
+}
+
 // Runs a lock statement. On an interrupted wait, a session-level grant that won the race against
 // the cancel is undone before the interruption is reported, so nothing stays granted behind the
 // caller's back. (A transaction-level one goes with the transaction the caller must end.)
@@ -275,7 +340,8 @@ Granted run_lock_statement(const detail::LockImpl& impl, Session& session, const
         throw interrupted(attempt.interrupt);
     }
     try {
-        Result res = detail::SessionOps::finish(session, std::move(attempt));
+        Result res = fence ? finish_fenced(impl, session, std::move(attempt), ctx, app, fence)
+                           : detail::SessionOps::finish(session, std::move(attempt));
         Granted got{!returns_bool || res.get_bool(0, 0), detail::statement_pid(res), std::nullopt};
         if (fence && got.granted) {
             if (res.is_null(0, 2)) {
@@ -331,8 +397,9 @@ Lock::Lock(Pool* pool, std::string name, LockOptions options) {
         // Shared holders run side by side: a token cannot tell the current one from a stale one.
         throw std::invalid_argument("fencing tokens need an exclusive lock (LockOptions::mode = Mode::exclusive)");
     }
+    if (pool->empty()) throw Error(Errc::nil_db, "a Lock needs a pool (this one was moved from)");
     impl_ = std::make_shared<detail::LockImpl>();
-    impl_->pool = pool;
+    impl_->pool.emplace(pool->share());
     impl_->key = key_of(name);
     if (options.refuse_key_collision) KeyRegistry::process().claim(name, impl_->key);
     if (options.fencing) impl_->fence_name = fence::bytea_hex(name);
@@ -457,6 +524,7 @@ std::vector<int> Lock::holders(const Context& ctx) {
         "WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.classid = $1 AND l.objid = $2 AND l.granted "
         "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY l.pid",
         {Param(tag.classid), Param(tag.objid)}, ctx);
+    detail::SessionOps::took_no_advisory_lock(*session);  // a read: nothing to drop on the way back
     std::vector<int> pids;
     pids.reserve(static_cast<std::size_t>(res.rows()));
     for (int row = 0; row < res.rows(); ++row) pids.push_back(static_cast<int>(res.get_int64(row, 0)));

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "pglock/lock.hpp"
@@ -11,7 +12,9 @@
 namespace pglock::detail {
 
 struct LockImpl {
-    Pool* pool = nullptr;
+    // A handle on the state of the pool the Lock was built on (never empty once built): it stays
+    // valid when the caller's Pool object moves or is destroyed.
+    std::optional<Pool> pool;
     std::string name;
     std::int64_t key = 0;
     LockOptions options;
@@ -48,6 +51,10 @@ struct Statements {
     const char* unlock_sql;
     const char* xact_name;
     const char* xact_sql;
+    // Fenced statements only: a new token for a lock this session already holds (see
+    // run_lock_statement: a serialization failure after the grant).
+    const char* token_name = nullptr;
+    const char* token_sql = nullptr;
 };
 const Statements& statements(Mode mode) noexcept;
 // The same statements that also set application_name, in the same round trip, from $2 (text):

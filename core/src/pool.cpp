@@ -72,7 +72,11 @@ void PooledSession::reset() noexcept {
     if (!session_) return;
     Session session = std::move(*session_);
     session_.reset();
-    if (pool_) pool_->give_back(std::move(session));
+    if (!pool_) return;
+    // Whatever ran on it may have taken session-level advisory locks; a lock statement's own
+    // release drops them in its unlock statement and leaves nothing to do here.
+    detail::SessionOps::drop_advisory_locks(session);
+    pool_->give_back(std::move(session));
 }
 
 void PooledSession::discard() noexcept {
@@ -148,7 +152,10 @@ PooledSession Pool::acquire(const Context& ctx) {
         try {
             Session session = detail::SessionOps::connect(s.conninfo, ctx, s.options.connect_timeout, s.options.overrides,
                                                           s.keepalive_keywords);
-            if (s.options.refuse_transaction_pooler) refuse_transaction_pooler(session, ctx);
+            if (s.options.refuse_transaction_pooler) {
+                refuse_transaction_pooler(session, ctx);
+                detail::SessionOps::took_no_advisory_lock(session);  // pg_backend_pid() only
+            }
             return PooledSession(shared_, std::move(session));
         } catch (...) {
             s.forget_one();

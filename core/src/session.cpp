@@ -58,7 +58,8 @@ Session::Session(Session&& other) noexcept
       fatal_(std::move(other.fatal_)),
       in_recovery_(std::exchange(other.in_recovery_, std::nullopt)),
       cancel_pending_(std::exchange(other.cancel_pending_, false)),
-      prepared_(std::move(other.prepared_)) {}
+      prepared_(std::move(other.prepared_)),
+      may_hold_advisory_locks_(std::exchange(other.may_hold_advisory_locks_, false)) {}
 
 Session& Session::operator=(Session&& other) noexcept {
     if (this != &other) {
@@ -70,6 +71,7 @@ Session& Session::operator=(Session&& other) noexcept {
         in_recovery_ = std::exchange(other.in_recovery_, std::nullopt);
         cancel_pending_ = std::exchange(other.cancel_pending_, false);
         prepared_ = std::move(other.prepared_);
+        may_hold_advisory_locks_ = std::exchange(other.may_hold_advisory_locks_, false);
     }
     return *this;
 }
@@ -111,7 +113,11 @@ bool Session::in_recovery() {
     if (const char* hot = conn_ ? PQparameterStatus(conn_.get(), "in_hot_standby") : nullptr) {
         return std::strcmp(hot, "on") == 0;
     }
-    if (!in_recovery_) in_recovery_ = exec("SELECT pg_is_in_recovery()").get_bool(0, 0);
+    if (!in_recovery_) {
+        const bool before = may_hold_advisory_locks_;
+        in_recovery_ = exec("SELECT pg_is_in_recovery()").get_bool(0, 0);
+        may_hold_advisory_locks_ = before;  // that statement takes no lock
+    }
     return *in_recovery_;
 }
 
@@ -124,6 +130,7 @@ Result Session::exec(std::string_view sql, std::span<const Param> params, const 
         return PQsendQueryParams(conn, text.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
                                  nullptr, 0);
     };
+    may_hold_advisory_locks_ = true;  // set before sending: a cancelled statement may still have run
     auto attempt = detail::SessionOps::run(*this, send, ctx);
     return detail::SessionOps::finish(*this, std::move(attempt));
 }
@@ -163,6 +170,8 @@ namespace detail {
 namespace {
 
 constexpr auto kCancelWait = std::chrono::seconds(10);  // how long a cancelled statement may take to end
+// How long giving a session back may wait for its pg_advisory_unlock_all() (then it is closed).
+constexpr auto kDropLocksTimeout = std::chrono::seconds(10);
 // How long a caller waits for its cancel request to reach the server. libpq's PQcancel() opens a
 // new connection and blocks until the request is through: across a silently cut network that
 // lasts until tcp_user_timeout (or about 2 min of SYN retries without one), and a deadline would
@@ -279,6 +288,21 @@ std::string sqlstate_of(const PGresult* res) {
 void SessionOps::close(Session& session) noexcept {
     session.conn_.reset();
 }
+
+void SessionOps::drop_advisory_locks(Session& session) noexcept {
+    // A session that cannot be lent again is closed by the pool, which drops its locks anyway.
+    if (!session.may_hold_advisory_locks_ || !session.reusable()) return;
+    try {
+        const Context bounded{{}, Clock::now() + kDropLocksTimeout};
+        auto send = [](PGconn* conn) { return PQsendQueryParams(conn, "SELECT pg_advisory_unlock_all()", 0, nullptr, nullptr, nullptr, nullptr, 0); };
+        finish(session, run(session, send, bounded));
+        session.may_hold_advisory_locks_ = false;
+    } catch (...) {
+        close(session);  // its locks go with the connection
+    }
+}
+
+void SessionOps::took_no_advisory_lock(Session& session) noexcept { session.may_hold_advisory_locks_ = false; }
 
 Attempt SessionOps::run(Session& session, SendRef send, const Context& ctx) {
     if (ctx.stop.stop_requested()) throw Error(Errc::canceled, "canceled before the statement was sent");

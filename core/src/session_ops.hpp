@@ -71,6 +71,13 @@ struct SessionOps {
 
     // Closes the connection at once (the server ends whatever the backend was doing).
     static void close(Session& session) noexcept;
+
+    // Before a pool lends the session again: when statements ran through exec() since the last
+    // pg_advisory_unlock_all(), runs that (bounded), or closes the session if it fails.
+    static void drop_advisory_locks(Session& session) noexcept;
+    // The statements run so far took no session-level advisory lock, or a statement of the
+    // library just dropped them all (pg_advisory_unlock_all in the unlock statement).
+    static void took_no_advisory_lock(Session& session) noexcept;
 };
 
 // The SQLSTATE of a result, or "" when it has none.

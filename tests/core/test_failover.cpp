@@ -68,7 +68,12 @@ private slots:
     // is refused there instead of taking a lock that protects nothing; with
     // target_session_attrs=read-write libpq skips the standby and the lock is taken on the primary.
     void failed_over_connection_string_lands_on_standby() {
-        if (standby_.empty()) QSKIP("no standby (PGLOCK_TEST_STANDBY_DSN or the pg_standby fixture)");
+        if (standby_.empty()) {
+            // Under ctest the pg_standby fixture always makes one: missing, it is a failure. Only a
+            // server given by PGLOCK_TEST_DSN without PGLOCK_TEST_STANDBY_DSN has none to offer.
+            if (!cluster_dir_) QSKIP("PGLOCK_TEST_DSN is set and no standby DSN (PGLOCK_TEST_STANDBY_DSN) was given");
+            QFAIL("no standby: the pg_standby fixture did not write pgtest-standby.dsn");
+        }
         guarded([&] {
             const std::string hosts = conninfo_value(standby_, "host") + "," + conninfo_value(dsn_, "host");
             const std::string ports = conninfo_value(standby_, "port") + "," + conninfo_value(dsn_, "port");

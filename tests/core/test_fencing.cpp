@@ -135,6 +135,56 @@ private slots:
         });
     }
 
+    // Sessions whose default isolation is repeatable read or serializable (a server or role
+    // setting): two fenced waiters queue behind a holder. The second one granted started its
+    // statement, and took its snapshot, before the first one's token committed; both must still
+    // get their token, each greater than the one before.
+    void fenced_waiters_under_every_default_isolation() {
+        guarded([&] {
+            for (const char* isolation : {"repeatable\\ read", "serializable", "read\\ committed"}) {
+                pglock::PoolOptions po;
+                po.max_size = 1;
+                po.overrides = {{"options", std::string("-c default_transaction_isolation=") + isolation}};
+                pglock::Pool a(dsn_, po), b(dsn_, po);
+                {
+                    auto s = a.acquire(Context::with_timeout(10s));
+                    const std::string shown(s->exec("SHOW default_transaction_isolation").get(0, 0));
+                    QCOMPARE(pgt::qba(shown), pgt::qba(std::string(isolation)).replace("\\ ", " "));
+                }
+                const std::string name = pgt::unique_name();
+                Lock la(a, name, fenced()), lb(b, name, fenced());
+                std::int64_t first = 0;
+                { first = *la.acquire(Context::with_timeout(10s)).fencing_token(); }  // the row exists
+
+                RawConn holder(dsn_);
+                holder.lock(la.key());
+                std::optional<std::int64_t> tokens[2];
+                std::string errors[2];
+                auto waiter = [&](Lock& lock, int i) {
+                    try {
+                        auto g = lock.acquire(Context::with_timeout(20s));
+                        tokens[i] = g.fencing_token();
+                    } catch (...) {
+                        errors[i] = pgt::describe(std::current_exception());
+                    }
+                };
+                std::jthread wa(waiter, std::ref(la), 0);  // joined on every path, each bounded by its deadline
+                QVERIFY(wait_until([&] { return pgt::waiting_pids(*obs_, la.key()).size() == 1; }, 10s));
+                std::jthread wb(waiter, std::ref(lb), 1);
+                QVERIFY(wait_until([&] { return pgt::waiting_pids(*obs_, la.key()).size() == 2; }, 10s));
+                QVERIFY(holder.unlock(la.key()));
+                wa.join();
+                wb.join();
+                QVERIFY2(errors[0].empty() && errors[1].empty(), (isolation + (": " + errors[0] + " / " + errors[1])).c_str());
+                QVERIFY(tokens[0] && tokens[1]);
+                QCOMPARE(std::min(*tokens[0], *tokens[1]), first + 1);
+                QCOMPARE(std::max(*tokens[0], *tokens[1]), first + 2);
+                QCOMPARE(table_token(name), static_cast<long long>(first + 2));
+                QCOMPARE(pgt::any_lock_pids(*obs_, la.key()), std::vector<int>{});
+            }
+        });
+    }
+
     // A try that finds the lock held takes no token: the next grant gets the very next number.
     void contended_try_takes_no_token() {
         guarded([&] {
@@ -161,19 +211,34 @@ private slots:
     // AcquireStrategy::poll retries the fenced try: tries that lose take no token either.
     void poll_strategy_takes_one_token_per_grant() {
         guarded([&] {
-            pglock::Pool pool(dsn_, {.max_size = 2});
+            const std::string app = "fence-poll-" + QUuid::createUuid().toString(QUuid::Id128).toStdString();
+            pglock::Pool pool(dsn_, {.max_size = 2, .overrides = {{"application_name", app}}});
             const std::string name = pgt::unique_name();
             auto opts = fenced();
             opts.strategy = pglock::AcquireStrategy::poll;
             opts.poll = {5ms, 20ms};
+            opts.show_in_application_name = false;
             Lock lock(pool, name, opts);
             RawConn other(dsn_);
             other.lock(lock.key());
             std::optional<pglock::Guard> g;
-            std::thread waiter([&] { g.emplace(lock.acquire(Context::with_timeout(20s))); });
-            std::this_thread::sleep_for(200ms);  // let it lose a few tries
+            std::optional<pglock::Error> err;
+            // jthread: joined on every path; the acquire's deadline bounds it.
+            std::jthread waiter([&] { err = pgt::catch_error([&] { g.emplace(lock.acquire(Context::with_timeout(20s))); }); });
+            // Tries have run, and lost: the poller's session shows the try statement as its last
+            // one, with a new query_start (the first sighting may be the PREPARE; any later
+            // statement is a try, and the lock is still held by `other`).
+            auto last_try = [&] {
+                auto res = obs_->query("SELECT query_start::text FROM pg_stat_activity WHERE application_name = $1 "
+                                       "AND query LIKE '%pg_try_advisory_lock%'", {app});
+                return PQntuples(res.get()) == 1 ? std::string(PQgetvalue(res.get(), 0, 0)) : std::string();
+            };
+            std::string first;
+            QVERIFY(wait_until([&] { return !(first = last_try()).empty(); }, 10s, 1ms));
+            QVERIFY(wait_until([&] { const auto now = last_try(); return !now.empty() && now != first; }, 10s, 1ms));
             QVERIFY(other.unlock(lock.key()));
             waiter.join();
+            QVERIFY2(!err, err ? pgt::describe(*err).c_str() : "");
             QVERIFY(g.has_value());
             QCOMPARE(g->fencing_token(), std::optional<std::int64_t>(1));
         });
@@ -325,7 +390,7 @@ private slots:
             other.lock(lock.key());
             PGT_EXPECT_ERROR(lock.acquire(Context::with_timeout(300ms)), Errc::deadline_exceeded);
             std::stop_source stop;
-            std::thread canceller([&] {
+            std::jthread canceller([&] {  // joined on every path; its wait is bounded
                 wait_until([&] { return pgt::waiting_pids(*obs_, lock.key()).size() == 1; }, 10s);
                 stop.request_stop();
             });

@@ -412,6 +412,65 @@ private slots:
         });
     }
 
+    // A cancelled run_blocking never calls fn, leaves nothing held, and says canceled.
+    void run_blocking_cancelled() {
+        guarded([&] {
+            Lock lk(*pool_, pgt::unique_name());
+            RawConn holder(dsn_);
+            holder.lock(lk.key());
+            std::stop_source stop;
+            std::atomic<int> calls{0};
+            std::optional<pglock::Error> err;
+            std::jthread t([&] {
+                // Bounded by the deadline too, so a failure below never leaves this thread behind.
+                err = pgt::catch_error([&] {
+                    lk.run_blocking(Context{stop.get_token(), pglock::Clock::now() + 30s}, [&](Guard&) { ++calls; });
+                });
+            });
+            QVERIFY2(wait_until([&] { return !waiting_pids(*obs_, lk.key()).empty(); }, 10s),
+                     "run_blocking() never waited on the server");
+            stop.request_stop();
+            t.join();
+            QVERIFY2(err.has_value(), "a cancelled run_blocking returned normally");
+            QCOMPARE(err->code(), Errc::canceled);
+            QCOMPARE(calls.load(), 0);
+            QCOMPARE(pgt::any_lock_pids(*obs_, lk.key()), std::vector<int>{holder.pid()});
+            QVERIFY(holder.unlock(lk.key()));
+        });
+    }
+
+    // fn throws: the exception reaches the caller unchanged, after the lock was released.
+    void run_blocking_propagates_exception_and_releases() {
+        guarded([&] {
+            Lock lk(*pool_, pgt::unique_name());
+            int held_by = 0;
+            bool caught = false;
+            try {
+                lk.run_blocking(Context::with_timeout(10s), [&](Guard& g) {
+                    held_by = g.backend_pid();
+                    QCOMPARE(granted_pids(*obs_, lk.key()), std::vector<int>{held_by});
+                    throw std::logic_error("boom");
+                });
+            } catch (const std::logic_error& e) {
+                caught = std::string(e.what()) == "boom";
+            }
+            QVERIFY2(caught, "fn's exception did not reach the caller");
+            QVERIFY(held_by != 0);
+            QCOMPARE(pgt::any_lock_pids(*obs_, lk.key()), std::vector<int>{});
+            QVERIFY(!lk.is_held());
+        });
+    }
+
+    // is_held on a server that cannot be reached: an error, never a made-up answer.
+    void is_held_fails_when_the_server_does() {
+        guarded([&] {
+            pglock::Pool dead("host=127.0.0.1 port=1 connect_timeout=2");
+            Lock lk(dead, pgt::unique_name());
+            PGT_EXPECT_ERROR(lk.is_held(Context::with_timeout(20s)), Errc::acquire_failed);
+            PGT_EXPECT_ERROR(lk.holders(Context::with_timeout(20s)), Errc::connection_failed);
+        });
+    }
+
     // Go: TestNew_PanicsOnNilDB / TestNew_PanicsOnEmptyName
     void nil_pool_and_empty_name_rejected() {
         guarded([&] {

@@ -259,6 +259,70 @@ private slots:
         });
     }
 
+    // A cancelled or timed-out acquire is the caller's decision, not a failure of the lock: like
+    // the Go package, it counts no outcome (an `error` series would page someone for every
+    // deadline a service sets), logs debug "lock: acquire canceled", never warn.
+    void cancelled_acquire_counts_nothing() {
+        guarded([&] {
+            const auto name = pgt::unique_name();
+            auto logger = std::make_shared<RecordingLogger>();
+            auto metrics = std::make_shared<RecordingMetrics>();
+            pglock::LockOptions opts;
+            opts.logger = logger;
+            opts.metrics = metrics;
+            Lock lk(*pool_, name, opts);
+            RawConn holder(dsn_);
+            holder.lock(lk.key());
+            PGT_EXPECT_ERROR(lk.acquire(Context::with_timeout(200ms)), Errc::deadline_exceeded);
+            std::stop_source stop;
+            stop.request_stop();
+            PGT_EXPECT_ERROR(lk.acquire(Context{stop.get_token(), std::nullopt}), Errc::canceled);
+            PGT_EXPECT_ERROR(lk.try_acquire(Context{stop.get_token(), std::nullopt}), Errc::canceled);
+            QCOMPARE(metrics->count(name, Outcome::error), 0);
+            QCOMPARE(metrics->count(name, Outcome::acquired), 0);
+            QCOMPARE(metrics->count(name, Outcome::contended), 0);
+            const auto entries = logger->entries();
+            QCOMPARE(std::count_if(entries.begin(), entries.end(),
+                                   [](const LogEntry& e) {
+                                       return e.message == "lock: acquire canceled" && e.level == LogLevel::debug;
+                                   }),
+                     3L);
+            for (const auto& e : entries) QVERIFY2(e.level != LogLevel::warn, ("warned:" + dump(entries)).c_str());
+            QVERIFY(holder.unlock(lk.key()));
+        });
+    }
+
+    // The unlock fails on a session that is alive: here the caller unlocked the key behind the
+    // guard's back on its own session, so pg_advisory_unlock returns false. release() says
+    // lock_release_failed, warns "lock: release failed" with the reason, and closes the session
+    // (its state is not what the guard thinks).
+    void release_failed_warns_on_a_live_session() {
+        guarded([&] {
+            const auto name = pgt::unique_name();
+            auto logger = std::make_shared<RecordingLogger>();
+            pglock::LockOptions opts;
+            opts.logger = logger;
+            Lock lk(*pool_, name, opts);
+            auto g = lk.acquire_conn(Context::with_timeout(10s));
+            const int pid = g.backend_pid();
+            {
+                auto s = g.session();
+                QVERIFY(s->exec("SELECT pg_advisory_unlock($1::bigint)", {lk.key()}).get_bool(0, 0));
+            }
+            QCOMPARE(g.release(), std::error_code(pglock::make_error_code(Errc::release_failed)));
+            QVERIFY(!g.lost());
+            const auto entries = logger->entries();
+            const auto it = std::find_if(entries.begin(), entries.end(),
+                                         [](const LogEntry& e) { return e.message == "lock: release failed"; });
+            QVERIFY2(it != entries.end(), ("no \"lock: release failed\"; log was:" + dump(entries)).c_str());
+            QCOMPARE(it->level, LogLevel::warn);
+            QCOMPARE(qba(it->attrs.at("name")), qba(name));
+            QVERIFY2(it->attrs.at("err").find("pg_advisory_unlock returned false") != std::string::npos, dump({*it}).c_str());
+            RawConn obs(dsn_);
+            QVERIFY2(pgt::wait_until([&] { return !pgt::backend_exists(obs, pid); }, 5s), "the session was not closed");
+        });
+    }
+
     void metrics_count_and_observe_once() {
         guarded([&] {
             const auto name = pgt::unique_name();

@@ -4,6 +4,8 @@
 #include <QtTest>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -227,6 +229,136 @@ private slots:
             auto s = pool.acquire(Context::with_timeout(10s));
             QVERIFY2(s->backend_pid() != pid, "a session in an aborted transaction was lent again");
             QCOMPARE(s->exec("SELECT 2").get_int64(0, 0), std::int64_t{2});
+        });
+    }
+
+    // The advisory locks a pooled session holds (any key, shared or exclusive), asked on the
+    // session itself.
+    static long long own_advisory_locks(PooledSession& s) {
+        return s->exec("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")
+            .get_int64(0, 0);
+    }
+
+    // Work done on a guard's own session takes the guard's key again (advisory locks are
+    // reentrant per session) and another key: release() must leave the session holding nothing,
+    // or the pool lends it to the next caller with the locks still granted.
+    void release_leaves_no_lock_on_a_reentered_session() {
+        guarded([&] {
+            for (const auto mode : {pglock::Mode::exclusive, pglock::Mode::shared}) {
+                Pool pool(dsn_, {.max_size = 1});
+                pglock::LockOptions options;
+                options.mode = mode;
+                pglock::Lock lk(pool, pgt::unique_name(), options);
+                const std::int64_t other_key = pglock::key_of(pgt::unique_name("other"));
+                auto g = lk.acquire_conn(Context::with_timeout(10s));
+                const int pid = g.backend_pid();
+                {
+                    auto s = g.session();
+                    s->exec(mode == pglock::Mode::shared ? "SELECT pg_advisory_lock_shared($1::bigint)"
+                                                         : "SELECT pg_advisory_lock($1::bigint)",
+                            {lk.key()});
+                    s->exec("SELECT pg_advisory_lock($1::bigint)", {other_key});
+                }
+                QCOMPARE(g.release(), std::error_code());
+                QCOMPARE(pgt::any_lock_pids(*obs_, lk.key()), std::vector<int>{});
+                QCOMPARE(pgt::any_lock_pids(*obs_, other_key), std::vector<int>{});
+                auto s = pool.acquire(Context::with_timeout(10s));
+                QCOMPARE(s->backend_pid(), pid);  // the same session, lent again: and clean
+                QCOMPARE(own_advisory_locks(s), 0LL);
+            }
+        });
+    }
+
+    // A session lent by the pool (directly, or through a Transaction) that took session-level
+    // advisory locks comes back without them: the pool never lends a session holding one.
+    void given_back_session_holds_no_advisory_lock() {
+        guarded([&] {
+            Pool pool(dsn_, {.max_size = 1});
+            const std::int64_t key = pglock::key_of(pgt::unique_name());
+            int pid = 0;
+            {
+                auto s = pool.acquire(Context::with_timeout(10s));
+                pid = s->backend_pid();
+                s->exec("SELECT pg_advisory_lock($1::bigint), pg_advisory_lock($1::bigint)", {key});
+                s->exec("SELECT pg_advisory_lock_shared($1::bigint + 1)", {key});
+            }
+            QCOMPARE(pgt::any_lock_pids(*obs_, key), std::vector<int>{});
+            QCOMPARE(pgt::any_lock_pids(*obs_, key + 1), std::vector<int>{});
+            {
+                pglock::Transaction tx(pool, Context::with_timeout(10s));
+                QCOMPARE(tx.session().backend_pid(), pid);
+                tx.session().exec("SELECT pg_advisory_lock($1::bigint)", {key});
+                tx.commit();
+            }
+            QCOMPARE(pgt::any_lock_pids(*obs_, key), std::vector<int>{});
+            auto s = pool.acquire(Context::with_timeout(10s));
+            QCOMPARE(s->backend_pid(), pid);
+            QCOMPARE(own_advisory_locks(s), 0LL);
+        });
+    }
+
+    // What leaving nothing behind costs, counted on the wire: a try + release pair stays two
+    // statements (the unlock statement drops every advisory lock itself); a session given back
+    // after exec() gets one more, pg_advisory_unlock_all(), and then none until exec() runs again.
+    void dropping_advisory_locks_costs_no_extra_statement_per_lock() {
+        guarded([&] {
+            Pool pool(dsn_, {.max_size = 1});
+            pglock::Lock lk(pool, pgt::unique_name());
+            { auto warm = lk.try_acquire(); }  // prepares the statements, once per session
+            char* buffer = nullptr;
+            std::size_t size = 0;
+            FILE* trace = open_memstream(&buffer, &size);
+            QVERIFY(trace);
+            {
+                auto s = pool.acquire();
+                PQtrace(s->native_handle(), trace);
+                PQsetTraceFlags(s->native_handle(), PQTRACE_SUPPRESS_TIMESTAMPS);
+            }
+            auto count = [&] {
+                std::fflush(trace);
+                return pgt::count_frontend_messages(std::string_view(buffer, size));
+            };
+            for (int i = 0; i < 3; ++i) {
+                auto g = lk.try_acquire();
+                QVERIFY(g.has_value());
+                QVERIFY(!g->release());
+            }
+            const auto pairs = count();
+            QCOMPARE(pairs.syncs, 6);
+            QCOMPARE(pairs.queries + pairs.parses, 0);
+            { QCOMPARE(pool.acquire()->exec("SELECT 1").get_int64(0, 0), std::int64_t{1}); }
+            const auto after_exec = count();
+            QCOMPARE(after_exec.syncs - pairs.syncs, 2);  // SELECT 1, then pg_advisory_unlock_all()
+            { auto idle = pool.acquire(); }
+            QCOMPARE(count().syncs, after_exec.syncs);  // nothing ran: nothing to drop
+            {
+                auto s = pool.acquire();
+                PQuntrace(s->native_handle());
+            }
+            std::fclose(trace);
+            std::free(buffer);
+        });
+    }
+
+    // A Lock keeps its pool's state alive: the Pool object may move (a vector growing) or go
+    // away before the Lock.
+    void lock_survives_its_pool_moving_or_dying() {
+        guarded([&] {
+            std::vector<Pool> pools;
+            pools.reserve(1);
+            pools.emplace_back(dsn_, PoolOptions{.max_size = 1});
+            pglock::Lock lk(pools[0], pgt::unique_name());
+            pools.emplace_back(dsn_, PoolOptions{.max_size = 1});  // reallocates: pools[0] moved
+            {
+                auto g = lk.try_acquire(Context::with_timeout(10s));
+                QVERIFY(g.has_value());
+                QCOMPARE(pgt::granted_pids(*obs_, lk.key()), std::vector<int>{g->backend_pid()});
+            }
+            QCOMPARE(pools[0].open_count(), std::size_t{1});  // the moved pool is the Lock's pool
+            pools.clear();
+            auto g = lk.try_acquire(Context::with_timeout(10s));
+            QVERIFY(g.has_value());
+            QCOMPARE(g->release(), std::error_code());
         });
     }
 

@@ -38,6 +38,17 @@ Sample sample(RawConn& obs, const std::string& app) {
     return {PQgetvalue(res.get(), 0, 0), std::string(PQgetvalue(res.get(), 0, 1)) == "t"};
 }
 
+// Requests stop when the test leaves the scope by any path (a failed QVERIFY returns early), so
+// a waiter ends at once instead of holding the test until its deadline. Declare it after the
+// future it ends: it runs first.
+struct StopOnExit {
+    std::stop_source& source;
+    ~StopOnExit() { source.request_stop(); }
+};
+
+// Every waiter's context: its stop source, and a deadline well past what any check waits for.
+Context stoppable(const std::stop_source& source) { return Context{source.get_token(), pglock::Clock::now() + 30s}; }
+
 pglock::LockOptions poll_options() {
     return {.strategy = AcquireStrategy::poll, .poll = {.initial = 5ms, .max = 100ms}};
 }
@@ -99,8 +110,9 @@ private slots:
             QVERIFY(holder_->try_lock(lock.key()));
             std::stop_source stop;
             auto waiter = std::async(std::launch::async, [&] {
-                return pgt::catch_error([&] { (void)lock.acquire(Context{stop.get_token(), std::nullopt}); });
+                return pgt::catch_error([&] { (void)lock.acquire(stoppable(stop)); });
             });
+            StopOnExit stop_waiter{stop};
             QCOMPARE(waiter.wait_for(200ms), std::future_status::timeout);
             const auto asked = pgt::Clock::now();
             stop.request_stop();
@@ -142,8 +154,9 @@ private slots:
             Lock poller(poll_pool, name, poll_options());
             std::stop_source stop_poll;
             auto polling = std::async(std::launch::async, [&] {
-                return pgt::catch_error([&] { (void)poller.acquire(Context{stop_poll.get_token(), std::nullopt}); });
+                return pgt::catch_error([&] { (void)poller.acquire(stoppable(stop_poll)); });
             });
+            StopOnExit stop_poller{stop_poll};
             QVERIFY(wait_until([&] { return sample(*obs_, poll_app).state != "(no session)"; }, 5s));
             int idle = 0, idle_with_xmin = 0;
             for (int i = 0; i < 40; ++i) {
@@ -174,8 +187,9 @@ private slots:
             Lock queued(queue_pool, name);  // AcquireStrategy::queue is the default
             std::stop_source stop_queue;
             auto queueing = std::async(std::launch::async, [&] {
-                return pgt::catch_error([&] { (void)queued.acquire(Context{stop_queue.get_token(), std::nullopt}); });
+                return pgt::catch_error([&] { (void)queued.acquire(stoppable(stop_queue)); });
             });
+            StopOnExit stop_queuer{stop_queue};
             QVERIFY(wait_until([&] { return pgt::waiting_pids(*obs_, key).size() == 1; }, 5s));
             for (int i = 0; i < 10; ++i) {
                 const Sample s = sample(*obs_, queue_app);

@@ -96,8 +96,9 @@ private:
 };
 
 // Proof of a held session-level lock. Move-only; releasing is idempotent and thread-safe, and
-// the destructor releases. If the unlock fails, the session is closed rather than given back to
-// the pool with the lock still on it.
+// the destructor releases. The unlock statement drops every advisory lock the session holds (the
+// key taken again on session(), other keys), so the session goes back to the pool holding none.
+// If the unlock fails, the session is closed rather than given back with the lock still on it.
 class Guard {
 public:
     Guard(Guard&&) noexcept = default;

@@ -47,7 +47,11 @@ struct PoolOptions {
 class Pool;
 
 // A session lent by a pool. Going out of scope gives it back when it is healthy and outside a
-// transaction; a broken one (or one discard()ed) is closed, never lent again.
+// transaction; a broken one (or one discard()ed) is closed, never lent again. A session that ran
+// statements through Session::exec() (or a Transaction) may have taken session-level advisory
+// locks: giving it back first runs `SELECT pg_advisory_unlock_all()` (one round trip, bounded;
+// the session is closed if that fails), so the pool never lends a session holding one. Statements
+// sent through native_handle() behind the library's back are not seen: discard() such a session.
 class PooledSession {
 public:
     PooledSession() = default;
@@ -76,6 +80,10 @@ private:
     std::optional<Session> session_;
 };
 
+// A Pool is a handle on shared state (its sessions, its limit). Moving it moves the handle, and
+// every Lock built on it shares that state: a Lock keeps working when its Pool moves (in a
+// growing std::vector, say) or is destroyed first. The idle sessions close when the last of them
+// goes. A moved-from Pool may only be assigned to or destroyed.
 class Pool {
 public:
     // conninfo: "host=... dbname=..." or "postgresql://..."; empty means libpq's defaults and the
@@ -83,6 +91,8 @@ public:
     explicit Pool(std::string conninfo, PoolOptions options = {});
     Pool(Pool&&) noexcept = default;
     Pool& operator=(Pool&&) noexcept = default;
+    Pool(const Pool&) = delete;
+    Pool& operator=(const Pool&) = delete;
     ~Pool();
 
     // A healthy session: an idle one (checked alive without a round trip), or a new connection
@@ -95,6 +105,12 @@ public:
     std::size_t idle_count() const;
 
 private:
+    friend class Lock;
+    explicit Pool(std::shared_ptr<PooledSession::Shared> shared) noexcept : shared_(std::move(shared)) {}
+    // Another handle on this pool's state: what a Lock keeps. Empty for a moved-from Pool.
+    Pool share() const noexcept { return Pool(shared_); }
+    bool empty() const noexcept { return !shared_; }
+
     std::shared_ptr<PooledSession::Shared> shared_;
 };
 

@@ -135,6 +135,9 @@ private:
     // cancel late, against the next statement: such a session is not lent to anyone else.
     bool cancel_pending_ = false;
     std::vector<std::string> prepared_;    // statement names prepared on this session
+    // exec() ran a statement since the last pg_advisory_unlock_all(): it may have taken a
+    // session-level advisory lock, which a pool must drop before lending the session again.
+    bool may_hold_advisory_locks_ = false;
 };
 
 }  // namespace pglock
