@@ -1,6 +1,12 @@
 #include "signals.hpp"
 
 #include <pthread.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "pglock_cli/exit_codes.hpp"
 
 namespace pglock::cli {
 
@@ -32,6 +38,16 @@ void SignalStop::watch() {
         if (signal_.compare_exchange_strong(expected, sig)) {
             source_.request_stop();
             if (on_signal_) on_signal_(sig);
+        } else {
+            // A second signal: the user will not wait for the orderly end (a release stuck on a
+            // server that stopped answering, say). Exit now; the server drops this process's
+            // locks when it sees the connections close.
+            const char* name = signal_name(sig);
+            const char* msg = ": second signal, exiting now without waiting for the release\n";
+            [[maybe_unused]] auto a = ::write(STDERR_FILENO, "pglock: ", 8);
+            [[maybe_unused]] auto b = ::write(STDERR_FILENO, name, std::strlen(name));
+            [[maybe_unused]] auto c = ::write(STDERR_FILENO, msg, std::strlen(msg));
+            std::_Exit(exit_error);
         }
     }
 }
