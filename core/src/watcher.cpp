@@ -117,16 +117,13 @@ std::chrono::steady_clock::time_point Watcher::next_retry() const noexcept {
 void Watcher::run_due_retries() {
     if (retries_.empty()) return;
     const auto now = std::chrono::steady_clock::now();
-    std::vector<Retry> due;
-    for (auto it = retries_.begin(); it != retries_.end();) {
-        if (it->due <= now) {
-            due.push_back(std::move(*it));
-            it = retries_.erase(it);
-        } else {
-            ++it;
-        }
-    }
-    for (auto& r : due) {
+    // Due entries to the back, then taken out one by one; a retry scheduled again is appended
+    // after them. Nothing here allocates (this thread must not die of a bad_alloc).
+    const auto first_due = std::partition(retries_.begin(), retries_.end(), [&](const Retry& r) { return r.due > now; });
+    const auto keep = static_cast<std::size_t>(first_due - retries_.begin());
+    for (std::size_t n = retries_.size() - keep; n > 0; --n) {
+        Retry r = std::move(retries_[keep]);
+        retries_.erase(retries_.begin() + static_cast<std::ptrdiff_t>(keep));
         auto held = r.held.lock();
         if (!held) continue;  // released and gone
         const bool done = r.id == 0 ? held->start_watching() : held->on_readable(r.id);
