@@ -153,12 +153,15 @@ private slots:
                             if (!h) continue;
                             bool terminated = false;
                             try {
-                                terminated = admin.boolean("SELECT pg_terminate_backend($1::int)", {std::to_string(h->pid)});
+                                // Waits (up to 5 s) until the backend has exited: the 1 s bound
+                                // below is the library's, not a loaded server's time to exit.
+                                terminated = admin.boolean("SELECT pg_terminate_backend($1::int, 5000)",
+                                                           {std::to_string(h->pid)});
                             } catch (const std::exception& e) {
                                 shared.fail(std::string("terminate: ") + e.what());
                                 continue;
                             }
-                            if (!terminated) continue;  // gone already (terminated earlier, or released and closed)
+                            if (!terminated) continue;  // gone already (terminated earlier), or slower than 5 s
                             ++shared.kills;
                             // Lost within 1 s, unless its holder had released it cleanly first.
                             const bool noticed = wait_until(
