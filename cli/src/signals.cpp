@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <cstdlib>
+#include <cstring>
 
 #include "pglock_cli/exit_codes.hpp"
 
@@ -61,6 +63,16 @@ void SignalStop::watch() {
         if (first) {
             source_.request_stop();
             if (on_signal_) on_signal_(sig);
+        } else {
+            // A second signal: the user will not wait for the orderly end (a release stuck on a
+            // server that stopped answering, say). Exit now; the server drops this process's
+            // locks when it sees the connections close.
+            const char* name = signal_name(sig);
+            const char* msg = ": second signal, exiting now without waiting for the release\n";
+            [[maybe_unused]] auto a = ::write(STDERR_FILENO, "pglock: ", 8);
+            [[maybe_unused]] auto b = ::write(STDERR_FILENO, name, std::strlen(name));
+            [[maybe_unused]] auto c = ::write(STDERR_FILENO, msg, std::strlen(msg));
+            std::_Exit(exit_error);
         }
     }
 }

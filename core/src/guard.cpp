@@ -1,4 +1,6 @@
 #include <chrono>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "held.hpp"
@@ -9,27 +11,30 @@
 
 namespace pglock {
 namespace detail {
-namespace {
-constexpr auto kUnlockTimeout = std::chrono::seconds(30);
-}
-
-Held::Held(std::shared_ptr<const LockImpl> lock_impl, PooledSession held_session, int lock_pid,
-           std::string restore_application_name, std::optional<std::int64_t> token)
+Held::Held(std::shared_ptr<const LockImpl> lock_impl, PooledSession&& held_session, int lock_pid,
+           const std::string& restore_application_name, std::optional<std::int64_t> token)
     : lock(std::move(lock_impl)),
       backend_pid(lock_pid),
-      restore_application_name(std::move(restore_application_name)),
-      fencing_token(token),
-      session(std::move(held_session)) {}
+      restore_application_name(restore_application_name),
+      fencing_token(token) {
+    session = std::move(held_session);  // last: nothing after it can throw
+}
 
-void Held::start_watching() {
+Held::~Held() {
+    if (!released && session) release();
+}
+
+bool Held::start_watching() {
     std::unique_lock guard(mutex, std::try_to_lock);
     if (!guard.owns_lock()) {
-        // Leased or being released: the lease's end starts the watch; a release needs none.
+        // Leased or being released: a lease's end starts the watch, else the watcher's next try.
         // Never block the watcher thread on a guard's mutex.
         wants_watch = true;
-        return;
+        return false;
     }
+    wants_watch = false;
     watch_locked();
+    return true;
 }
 
 void Held::watch_locked() {
@@ -52,21 +57,23 @@ void Held::rearm_locked() noexcept {
     if (watching && session && session->socket() == watched_fd) Watcher::instance().rearm(watch_id, watched_fd);
 }
 
-void Held::on_readable(std::uint64_t id) {
+bool Held::on_readable(std::uint64_t id) {
     std::unique_lock guard(mutex, std::try_to_lock);
     if (!guard.owns_lock()) {
-        // In use by a lease or a release; whoever holds the mutex looks when done.
+        // In use: a lease looks when it ends, and the watcher tries again shortly either way.
         check_pending = true;
-        return;
+        return false;
     }
-    if (released || !watching || watch_id != id) return;
+    if (released || !watching || watch_id != id) return true;
+    check_pending = false;
     if (session->check_alive()) {
         rearm_locked();
-        return;
+        return true;
     }
     stop_watching_locked();
     guard.unlock();
     declare_lost();
+    return true;
 }
 
 bool Held::after_lease() noexcept {
@@ -87,17 +94,17 @@ void Held::declare_lost() noexcept {
     if (lock->logs(LogLevel::warn)) {
         lock->log(LogLevel::warn, "lock: lost", {{"pid", std::to_string(backend_pid)}});
     }
-    std::function<void()> callback;
+    std::vector<std::function<void()>> callbacks;
     {
         std::lock_guard guard(callback_mutex);
         lost_declared = true;
-        callback = std::move(lost_callback);
+        callbacks.swap(lost_callbacks);
     }
-    if (callback) {
+    for (auto& callback : callbacks) {
         try {
             callback();
         } catch (...) {
-            // A throwing callback must not take the watcher thread down.
+            // A throwing callback must not take the watcher thread (or the others) down.
         }
     }
 }
@@ -106,7 +113,7 @@ void Held::add_lost_callback(std::function<void()> callback) {
     {
         std::lock_guard guard(callback_mutex);
         if (!lost_declared) {
-            lost_callback = std::move(callback);
+            lost_callbacks.push_back(std::move(callback));
             return;
         }
     }
@@ -114,6 +121,7 @@ void Held::add_lost_callback(std::function<void()> callback) {
 }
 
 std::error_code Held::release() noexcept {
+    if (leased_here()) return std::make_error_code(std::errc::resource_deadlock_would_occur);
     std::unique_lock guard(mutex);
     if (released) return release_result;
     released = true;
@@ -132,11 +140,16 @@ std::error_code Held::release() noexcept {
     } else {
         try {
             const Statements& st = statements_of(*lock);
-            const Context bounded{{}, Clock::now() + kUnlockTimeout};
             // Unlocks and, when the lock named its holder, gives the session its own name back.
             const char* restore = lock->names_holder ? restore_application_name.c_str() : nullptr;
-            SessionOps::prepare(*session, st.unlock_name, st.unlock_sql, restore ? 2 : 1, nullptr, bounded);
-            Result res = SessionOps::finish(*session, SessionOps::run_prepared(*session, st.unlock_name, lock->key, restore, bounded));
+            Result res = [&] {
+                // Nobody can stop a release: past the bound the session is closed, which drops
+                // the lock. (Scoped to the statements: the session may be gone right after.)
+                const SessionOps::CloseAfter limit(*session, Clock::now() + kCleanupTimeout);
+                const Context none{};
+                SessionOps::prepare(*session, st.unlock_name, st.unlock_sql, restore ? 2 : 1, nullptr, none);
+                return SessionOps::finish(*session, SessionOps::run_prepared(*session, st.unlock_name, lock->key, restore, none));
+            }();
             if (const int pid = statement_pid(res); pid != backend_pid) {
                 // Behind a transaction-mode pooler: the unlock reached another backend, and the
                 // lock most likely stays on backend_pid, now serving other clients.
@@ -183,6 +196,7 @@ std::error_code Held::release() noexcept {
         }
     }
     release_result = result;
+    release_done = true;
     guard.unlock();
 
     if (session_died) declare_lost();
@@ -213,22 +227,37 @@ SessionLease::SessionLease(SessionLease&& other) noexcept
 SessionLease::~SessionLease() {
     if (!held_) return;
     const bool alive = held_->after_lease();
+    const bool release = std::exchange(held_->release_after_lease, false);
+    held_->lease_thread = std::thread::id{};
     held_->mutex.unlock();
     if (!alive) held_->declare_lost();
+    if (release) held_->release();
 }
 
 // ---- Guard -----------------------------------------------------------------------------------
 
+namespace {
+// The Guard is going away: release now, or, when this very thread holds the session() lease
+// (a release would wait for itself), as soon as that lease ends.
+void release_or_defer(detail::Held& held) noexcept {
+    if (held.leased_here()) {
+        held.release_after_lease = true;  // the lease holds the mutex, on this thread
+        return;
+    }
+    held.release();
+}
+}  // namespace
+
 Guard& Guard::operator=(Guard&& other) noexcept {
     if (this != &other) {
-        if (held_) held_->release();
+        if (held_) release_or_defer(*held_);
         held_ = std::move(other.held_);
     }
     return *this;
 }
 
 Guard::~Guard() {
-    if (held_) held_->release();
+    if (held_) release_or_defer(*held_);
 }
 
 std::error_code Guard::release() noexcept {
@@ -237,9 +266,9 @@ std::error_code Guard::release() noexcept {
 }
 
 bool Guard::released() const noexcept {
-    if (!held_) return true;
-    std::lock_guard guard(held_->mutex);
-    return held_->released;
+    // Without the mutex: a health check polling this must never hold up the watcher (or
+    // wait for a lease of its own thread).
+    return !held_ || held_->release_done.load();
 }
 
 bool Guard::lost() const noexcept { return held_ && held_->lost.load(); }
@@ -252,6 +281,10 @@ void Guard::on_lost(std::function<void()> callback) {
 
 SessionLease Guard::session() {
     if (!held_) throw Error(Errc::release_failed, "the guard is empty (moved from)");
+    if (held_->leased_here()) {
+        throw std::system_error(std::make_error_code(std::errc::resource_deadlock_would_occur),
+                                "session(): this thread already holds this guard's session lease");
+    }
     held_->mutex.lock();
     if (held_->released) {
         held_->mutex.unlock();
@@ -261,6 +294,7 @@ SessionLease Guard::session() {
         held_->mutex.unlock();
         throw Error(Errc::lock_lost, "the session holding the lock died");
     }
+    held_->lease_thread = std::this_thread::get_id();
     return SessionLease(held_, &*held_->session);
 }
 

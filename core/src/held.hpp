@@ -10,6 +10,8 @@
 #include <stop_token>
 #include <string>
 #include <system_error>
+#include <thread>
+#include <vector>
 
 #include "lock_impl.hpp"
 #include "pglock/pool.hpp"
@@ -20,27 +22,42 @@ struct Held : std::enable_shared_from_this<Held> {
     // `lock_pid`: pg_backend_pid() as the lock statement reported it. `restore_application_name`:
     // what the unlock statement puts back when the lock names its holder. `fencing_token`: what
     // the fenced lock statement handed out (LockOptions::fencing).
-    Held(std::shared_ptr<const LockImpl> lock, PooledSession session, int lock_pid,
-         std::string restore_application_name = {}, std::optional<std::int64_t> fencing_token = {});
+    // Takes `session` only as its very last step: if anything before throws, the caller still
+    // has the granted session and must undo the grant.
+    Held(std::shared_ptr<const LockImpl> lock, PooledSession&& session, int lock_pid,
+         const std::string& restore_application_name = {}, std::optional<std::int64_t> fencing_token = {});
+    // A Held that was never released (something threw between the grant and the Guard) releases
+    // here, so no granted session goes back to the pool with the lock on it.
+    ~Held();
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
 
-    // Starts the lost-lock watch (on the watcher thread, a moment after the grant); nothing
-    // when the guard was released meanwhile.
-    void start_watching();
+    // The watcher thread's two entry points. Both only try the mutex (the watcher never blocks
+    // on a guard); they return false when it was busy, and the watcher then calls again a
+    // moment later until one succeeds: a one-shot readiness report is never dropped.
+    // Starts the lost-lock watch (a moment after the grant); nothing when released meanwhile.
+    bool start_watching();
     // The watcher saw the socket readable (registration `id`).
-    void on_readable(std::uint64_t id);
+    bool on_readable(std::uint64_t id);
     // A SessionLease is ending (with `mutex` held): false when the caller's statements found the
     // session dead, and the lease must then declare_lost() after unlocking.
     bool after_lease() noexcept;
     // Turns the guard lost: flag, stop token, callbacks, log. Call without `mutex`.
     void declare_lost() noexcept;
+    // errc::resource_deadlock_would_occur when this thread holds the session() lease (waiting
+    // for the mutex would wait for itself).
     std::error_code release() noexcept;
     void add_lost_callback(std::function<void()> callback);
+    // This thread holds the session() lease.
+    bool leased_here() const noexcept { return lease_thread.load() == std::this_thread::get_id(); }
 
     const std::shared_ptr<const LockImpl> lock;
     const int backend_pid;
     const std::string restore_application_name;
     const std::optional<std::int64_t> fencing_token;
     const Clock::time_point acquired_at = Clock::now();
+
+    std::stop_source lost_source;
 
     std::mutex mutex;        // guards everything below it; held by a SessionLease for its life
     PooledSession session;
@@ -49,11 +66,13 @@ struct Held : std::enable_shared_from_this<Held> {
     bool watching = false;
     int watched_fd = -1;
     std::uint64_t watch_id = 0;
+    bool release_after_lease = false;  // the Guard went away on the lease's own thread
 
+    std::atomic<bool> release_done{false};   // release() has finished: Guard::released() without the mutex
+    std::atomic<std::thread::id> lease_thread{};  // who holds the session() lease, if anyone
     std::atomic<bool> lost{false};
-    std::atomic<bool> check_pending{false};  // readable while leased: look when the lease ends
-    std::atomic<bool> wants_watch{false};    // the watch was due while leased: start it after
-    std::stop_source lost_source;
+    std::atomic<bool> check_pending{false};  // readable while the mutex was busy: its holder may look
+    std::atomic<bool> wants_watch{false};    // the watch was due while the mutex was busy
 
 private:
     void watch_locked();
@@ -61,7 +80,7 @@ private:
     void rearm_locked() noexcept;
 
     std::mutex callback_mutex;
-    std::function<void()> lost_callback;
+    std::vector<std::function<void()>> lost_callbacks;
     bool lost_declared = false;
 };
 

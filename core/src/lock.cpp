@@ -235,12 +235,16 @@ enum class Scope { session, transaction };
 // `restore`: the application_name to put back (nullptr when the lock does not name its holder).
 void undo_possible_grant(const detail::LockImpl& impl, Session& session, const char* restore) noexcept {
     const auto& st = detail::statements_of(impl);
+    // Nobody can stop this (the caller's stop already fired): both attempts share one bound, past
+    // which the session is closed.
+    const auto limit = Clock::now() + detail::kCleanupTimeout;
     for (int attempt = 0; attempt < 2 && session.ok(); ++attempt) {
         try {
-            const Context bounded{{}, Clock::now() + std::chrono::seconds(30)};
-            detail::SessionOps::prepare(session, st.unlock_name, st.unlock_sql, restore ? 2 : 1, nullptr, bounded);
+            const detail::SessionOps::CloseAfter bound(session, limit);
+            const Context none{};
+            detail::SessionOps::prepare(session, st.unlock_name, st.unlock_sql, restore ? 2 : 1, nullptr, none);
             detail::SessionOps::finish(session,
-                                       detail::SessionOps::run_prepared(session, st.unlock_name, impl.key, restore, bounded));
+                                       detail::SessionOps::run_prepared(session, st.unlock_name, impl.key, restore, none));
             return;  // unlocked, or was not held: either way the session holds no lock of ours
         } catch (const Error& e) {
             if (e.sqlstate() != "57014") break;  // anything but the late cancel: give up on the session
@@ -468,8 +472,16 @@ std::optional<Guard> take(const std::shared_ptr<Impl>& impl, bool wait, const Co
         if (impl->logs(LogLevel::debug)) impl->log(LogLevel::debug, "lock: contended");
         return std::nullopt;
     }
-    auto held = std::make_shared<detail::Held>(impl, std::move(session), got.pid, std::move(restore), got.token);
-    detail::Watcher::instance().watch_later(held);
+    // Granted: from here on an exception must not leave the lock on a pooled session. Until the
+    // Held owns the session, undo the grant here; after that, ~Held releases.
+    std::shared_ptr<detail::Held> held;
+    try {
+        held = std::make_shared<detail::Held>(impl, std::move(session), got.pid, restore, got.token);
+        detail::Watcher::instance().watch_later(held);
+    } catch (...) {
+        if (!held && session) undo_possible_grant(*impl, *session, impl->names_holder ? restore.c_str() : nullptr);
+        throw;
+    }
     impl->count(Outcome::acquired);
     if (impl->logs(LogLevel::debug)) impl->log(LogLevel::debug, "lock: acquired");
     return Guard(std::move(held));

@@ -114,6 +114,8 @@ bool Session::in_recovery() {
         return std::strcmp(hot, "on") == 0;
     }
     if (!in_recovery_) {
+        // Asked with no context to stop it: bounded instead (detail::kCleanupTimeout).
+        const detail::SessionOps::CloseAfter limit(*this, Clock::now() + detail::kCleanupTimeout);
         const bool before = may_hold_advisory_locks_;
         in_recovery_ = exec("SELECT pg_is_in_recovery()").get_bool(0, 0);
         may_hold_advisory_locks_ = before;  // that statement takes no lock
@@ -323,13 +325,19 @@ Attempt SessionOps::run(Session& session, SendRef send, const Context& ctx) {
             on_stop.emplace(ctx.stop, WakeWriter{wake_fd});
         }
     }
-    struct DrainWake {
+    // On every way out, first the stop callback goes (its destructor waits for one running on
+    // another thread), then the eventfd is emptied. In the other order a stop landing between
+    // the two would leave it signalled, and the next statement on this session would be
+    // cancelled for nothing.
+    struct EndWake {
+        std::optional<std::stop_callback<WakeWriter>>& on_stop;
         int fd;
-        ~DrainWake() {
+        ~EndWake() {
+            on_stop.reset();
             std::uint64_t count;
             if (fd >= 0) [[maybe_unused]] auto n = ::read(fd, &count, sizeof count);
         }
-    } drain{wake_fd};
+    } end_wake{on_stop, wake_fd};
 
     if (send(conn) == 0) {
         const std::string msg = libpq_message(conn);
@@ -338,17 +346,29 @@ Attempt SessionOps::run(Session& session, SendRef send, const Context& ctx) {
 
     Attempt attempt;
     bool cancel_sent = false;
-    std::optional<Clock::time_point> cancel_limit;
+    // The wait's own bound: SessionOps::CloseAfter's, and after a cancel request kCancelWait.
+    std::optional<Clock::time_point> cancel_limit = session.close_at_;
     auto interrupt = [&](Interrupt why) {
         attempt.interrupt = why;
         cancel_sent = true;
         session.cancel_pending_ = true;
         cancel_limit = Clock::now() + kCancelWait;
+        if (session.close_at_ && *session.close_at_ < *cancel_limit) cancel_limit = session.close_at_;
         if (!send_cancel(conn)) {
             // Without a cancel the statement could go on (a lock wait could still be granted):
             // closing the connection makes the server end the backend and drop its locks.
             close(session);
         }
+    };
+
+    // The bound passed: close the connection. An interrupted statement reports its interruption;
+    // one nobody interrupted (under CloseAfter) fails.
+    auto abandon = [&]() -> Attempt {
+        close(session);
+        if (attempt.interrupt == Interrupt::none) {
+            throw Error(Errc::connection_failed, "the server did not answer in time; the connection was closed");
+        }
+        return std::move(attempt);
     };
 
     // Flush what libpq could not send yet (nonblocking mode), reading meanwhile so the server
@@ -363,8 +383,7 @@ Attempt SessionOps::run(Session& session, SendRef send, const Context& ctx) {
         if (w == Wake::stop && !cancel_sent) interrupt(Interrupt::stop);
         else if (w == Wake::deadline && !cancel_sent) interrupt(Interrupt::deadline);
         else if (w == Wake::timeout) {
-            close(session);
-            return attempt;
+            return abandon();
         } else if (w == Wake::ready && PQconsumeInput(conn) == 0) {
             break;  // reported below from the connection's status
         }
@@ -391,8 +410,7 @@ Attempt SessionOps::run(Session& session, SendRef send, const Context& ctx) {
         } else if (w == Wake::deadline && !cancel_sent) {
             interrupt(Interrupt::deadline);
         } else if (w == Wake::timeout) {
-            close(session);
-            return attempt;
+            return abandon();
         } else if (w == Wake::ready && PQconsumeInput(conn) == 0) {
             if (attempt.interrupt != Interrupt::none) {
                 close(session);

@@ -4,7 +4,10 @@
 
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
+#include <utility>
 
 #include "pglock/context.hpp"
 #include "pglock/session.hpp"
@@ -38,7 +41,29 @@ struct Attempt {
     Interrupt interrupt = Interrupt::none;  // why the wait was cut short (a cancel was sent)
 };
 
+// The bound of the statements nobody can stop: the unlock of Guard::release(), the unlock that
+// undoes a cancelled grant, the rollback of ~Transaction, pg_is_in_recovery() on servers before
+// 14. Past it the connection is closed, which makes the server drop the session's locks and roll
+// back its transaction: a server that stopped answering costs the session, never a hang.
+inline constexpr std::chrono::seconds kCleanupTimeout{5};
+
 struct SessionOps {
+    // While alive, a statement on `session` still running at `limit` is abandoned: the
+    // connection is closed at once (no cancel request, no waiting for one) and the statement
+    // fails with Error{connection_failed}.
+    class CloseAfter {
+    public:
+        CloseAfter(Session& session, Clock::time_point limit) noexcept
+            : session_(session), previous_(std::exchange(session.close_at_, limit)) {}
+        ~CloseAfter() { session_.close_at_ = previous_; }
+        CloseAfter(const CloseAfter&) = delete;
+        CloseAfter& operator=(const CloseAfter&) = delete;
+
+    private:
+        Session& session_;
+        std::optional<Clock::time_point> previous_;
+    };
+
     // Sends with `send`, then waits for the result. A stop request or the deadline sends a cancel
     // request and waits (bounded) for the statement's outcome, which may still be a success.
     // Throws Error{canceled|deadline_exceeded} only when the context had ended before sending,

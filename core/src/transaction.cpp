@@ -1,6 +1,7 @@
 #include "pglock/transaction.hpp"
 
 #include "pglock/error.hpp"
+#include "session_ops.hpp"
 
 namespace pglock {
 
@@ -14,8 +15,12 @@ Transaction::Transaction(PooledSession session, const Context& ctx) : session_(s
 
 Transaction::~Transaction() {
     if (!active_ || !session_) return;
+    active_ = false;
     try {
-        rollback();
+        // Nobody can stop a destructor: bounded, and past the bound the connection is closed
+        // (the server rolls back).
+        const detail::SessionOps::CloseAfter limit(*session_, Clock::now() + detail::kCleanupTimeout);
+        session_->exec("ROLLBACK");
     } catch (...) {
         session_.discard();  // a session we could not roll back must not be reused
     }

@@ -23,6 +23,9 @@ Watcher& Watcher::instance() {
 namespace {
 constexpr std::uint64_t kWakeId = 0;  // registration ids start at 1
 constexpr std::chrono::milliseconds kBatch{10};  // a lost notice comes at most this much later
+// Retries of a busy guard: the first after kBatch, then doubling up to kRetryMax. Only a long
+// session() lease keeps a mutex busy that long, and its end looks at the session anyway.
+constexpr std::chrono::milliseconds kRetryMax{80};
 }
 
 Watcher::Watcher() : epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)), wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
@@ -91,7 +94,41 @@ void Watcher::start_due() {
             pending_.pop_front();
         }
     }
-    for (auto& held : due) held->start_watching();  // a no-op for holds released meanwhile
+    for (auto& held : due) {
+        if (!held->start_watching()) retry_later(held, 0, kBatch);  // a no-op for holds released meanwhile
+    }
+}
+
+void Watcher::retry_later(const std::shared_ptr<Held>& held, std::uint64_t id, std::chrono::milliseconds backoff) noexcept {
+    try {
+        retries_.push_back({held, id, std::chrono::steady_clock::now() + backoff, backoff});
+    } catch (...) {
+        // Out of memory: the flag the Held kept (check_pending / wants_watch) is then seen only
+        // when a session() lease ends.
+    }
+}
+
+std::chrono::steady_clock::time_point Watcher::next_retry() const noexcept {
+    auto next = std::chrono::steady_clock::time_point::max();
+    for (const auto& r : retries_) next = std::min(next, r.due);
+    return next;
+}
+
+void Watcher::run_due_retries() {
+    if (retries_.empty()) return;
+    const auto now = std::chrono::steady_clock::now();
+    // Due entries to the back, then taken out one by one; a retry scheduled again is appended
+    // after them. Nothing here allocates (this thread must not die of a bad_alloc).
+    const auto first_due = std::partition(retries_.begin(), retries_.end(), [&](const Retry& r) { return r.due > now; });
+    const auto keep = static_cast<std::size_t>(first_due - retries_.begin());
+    for (std::size_t n = retries_.size() - keep; n > 0; --n) {
+        Retry r = std::move(retries_[keep]);
+        retries_.erase(retries_.begin() + static_cast<std::ptrdiff_t>(keep));
+        auto held = r.held.lock();
+        if (!held) continue;  // released and gone
+        const bool done = r.id == 0 ? held->start_watching() : held->on_readable(r.id);
+        if (!done) retry_later(held, r.id, std::min(r.backoff * 2, kRetryMax));
+    }
 }
 
 void Watcher::loop() {
@@ -100,12 +137,14 @@ void Watcher::loop() {
         int timeout = -1;
         {
             std::lock_guard lock(mutex_);
-            if (pending_.empty()) {
+            auto next = next_retry();
+            if (!pending_.empty()) next = std::min(next, pending_.front().due);
+            if (next == std::chrono::steady_clock::time_point::max()) {
                 sleeping_ = true;
             } else {
                 // Wake in batches: with a steady stream of short holds the front entry is always
                 // almost due, and waking for each would cost a context switch per hold.
-                const auto left = pending_.front().due - std::chrono::steady_clock::now();
+                const auto left = next - std::chrono::steady_clock::now();
                 timeout = static_cast<int>(std::max<long long>(
                     kBatch.count(), std::chrono::ceil<std::chrono::milliseconds>(left).count()));
             }
@@ -125,8 +164,9 @@ void Watcher::loop() {
                 std::lock_guard lock(mutex_);
                 if (auto it = watched_.find(id); it != watched_.end()) held = it->second.lock();
             }
-            if (held) held->on_readable(id);
+            if (held && !held->on_readable(id)) retry_later(held, id, kBatch);
         }
+        run_due_retries();
     }
 }
 

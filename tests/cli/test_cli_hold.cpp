@@ -5,6 +5,7 @@
 #include <csignal>
 
 #include "cli_test_support.hpp"
+#include "stopped_backend.hpp"
 
 using namespace clitest;
 
@@ -156,6 +157,32 @@ private slots:
         QVERIFY2(cli.out().contains("released:"), cli.out().constData());
         QVERIFY(obs.try_lock(key));
         QVERIFY(obs.unlock(key));
+    }
+
+    // The first SIGINT starts the release; when that hangs (here: the backend is frozen), a
+    // second one ends the process at once, and the lock goes with its closed connection.
+    void second_signal_during_a_stuck_release_exits_at_once() {
+        const QString name = unique_name("hold.second_signal");
+        const auto key = key_of(name);
+        RawConn obs(dsn());
+        Cli cli({"hold", name, "--dsn", dsn()});
+        const auto m = cli.wait_stdout(acquired_line);
+        QVERIFY2(m.hasMatch(), cli.err().constData());
+        {
+            pgt::StoppedBackend frozen(m.captured(1).toInt());
+            QCOMPARE(::kill(pid_t(cli.pid()), SIGINT), 0);
+            QTest::qWait(300);
+            QVERIFY2(cli.running(), "the release did not wait for the frozen backend: nothing to test");
+            QCOMPARE(::kill(pid_t(cli.pid()), SIGINT), 0);
+            QElapsedTimer t;
+            t.start();
+            QVERIFY2(cli.wait_finished(10000), "pglock still running 10 s after the second SIGINT");
+            QVERIFY2(t.elapsed() < 1500, qPrintable(QString("exited %1 ms after the second SIGINT").arg(t.elapsed())));
+        }
+        QVERIFY(!cli.crashed());
+        QCOMPARE(cli.exit_code(), 1);
+        QVERIFY2(cli.err().contains("second signal"), cli.err().constData());
+        QVERIFY2(eventually([&] { return obs.granted_count(key) == 0; }), "the lock outlived the process");
     }
 
     void terminated_backend_is_lock_lost() {

@@ -11,6 +11,10 @@
 #include <QtTest>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <condition_variable>
+#include <mutex>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -24,6 +28,7 @@
 #include <vector>
 
 #include "pg_test_env.hpp"
+#include "stopped_backend.hpp"
 #include "pglock/pglock.hpp"
 
 namespace pglock {
@@ -160,6 +165,46 @@ bool wait_until(Pred&& pred, std::chrono::milliseconds timeout, std::chrono::mil
         if (Clock::now() >= end) return pred();
         std::this_thread::sleep_for(interval);
     }
+}
+
+// Ends the whole test process, with `what` on stderr, unless destroyed within `limit`: a test
+// stuck in a deadlock or a hang fails fast (a thread stuck on a mutex can be neither joined nor
+// stopped, so there is nothing gentler to do).
+class Watchdog {
+public:
+    Watchdog(std::chrono::milliseconds limit, std::string what)
+        : thread_([limit, what = std::move(what), this] {
+              std::unique_lock lock(mutex_);
+              if (!cv_.wait_for(lock, limit, [&] { return done_; })) {
+                  std::fprintf(stderr, "FAIL! hang: %s still running after %lld ms\n", what.c_str(),
+                               static_cast<long long>(limit.count()));
+                  std::fflush(stderr);
+                  std::_Exit(1);
+              }
+          }) {}
+    ~Watchdog() {
+        {
+            std::lock_guard lock(mutex_);
+            done_ = true;
+        }
+        cv_.notify_all();
+        thread_.join();
+    }
+    Watchdog(const Watchdog&) = delete;
+    Watchdog& operator=(const Watchdog&) = delete;
+
+private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool done_ = false;
+    std::thread thread_;
+};
+
+// Runs `body` under a Watchdog of `limit`.
+template <class F>
+void within(std::chrono::milliseconds limit, const char* what, F&& body) {
+    Watchdog dog(limit, what);
+    body();
 }
 
 // A lock name no other test (or run) uses.

@@ -79,7 +79,8 @@ struct LockImpl;
 
 // Exclusive access to the session a guard holds its lock on. While a lease is alive the
 // lost-lock watcher leaves the session alone; when the lease ends, a session that died under it
-// turns the guard lost.
+// turns the guard lost. Other threads' release() and session() wait for the lease to end; on
+// the lease's own thread they refuse (see Guard).
 class SessionLease {
 public:
     SessionLease(SessionLease&&) noexcept;
@@ -112,8 +113,13 @@ public:
     // had died, Errc::release_failed when the unlock failed (the session is then closed),
     // Errc::session_changed when the unlock ran on another backend than the lock (a
     // transaction-mode pooler): the lock may still be held by backend_pid(), whatever ran
-    // between on session() may have run elsewhere too, and the session is closed.
+    // between on session() may have run elsewhere too, and the session is closed. The unlock
+    // cannot be stopped: it is bounded (5 s), then the session is closed (release_failed).
+    // On a thread that holds this guard's session() lease it returns
+    // std::errc::resource_deadlock_would_occur at once and changes nothing (it would wait for
+    // itself); the destructor there releases when the lease ends.
     std::error_code release() noexcept;
+    // A release has completed. Never waits (a health-check thread may poll it).
     bool released() const noexcept;
 
     // The session died while the lock was held (backend terminated, server restart, network cut):
@@ -123,13 +129,15 @@ public:
     // Stop is requested on this token when the lock is lost: pass it to the work done under the
     // lock so it stops too.
     std::stop_token lost_token() const noexcept;
-    // Called once, on the watcher thread, when the lock is lost. If it is lost already, the
-    // callback runs at once on the calling thread: do not call on_lost() while holding a mutex
-    // the callback takes. Keep it short; it may call release().
+    // Called once when the lock is lost, on the watcher thread (or on the thread whose lease or
+    // release found the session dead). Every callback registered is kept and called, in order.
+    // If it is lost already, the callback runs at once on the calling thread: do not call
+    // on_lost() while holding a mutex the callback takes. Keep it short; it may call release().
     void on_lost(std::function<void()> callback);
 
     // The lock's own session, for work that must run on it (acquire_conn). Throws
-    // Error{lock_lost} when lost, Error{release_failed} when released.
+    // Error{lock_lost} when lost, Error{release_failed} when released, and std::system_error
+    // (std::errc::resource_deadlock_would_occur) when this thread already holds the lease.
     SessionLease session();
 
     const std::string& name() const noexcept;

@@ -134,6 +134,9 @@ private:
     // A cancel request was sent and no statement has completed since. The server may act on a
     // cancel late, against the next statement: such a session is not lent to anyone else.
     bool cancel_pending_ = false;
+    // Set for the statements nobody can stop (detail::SessionOps::CloseAfter): past it the
+    // connection is closed instead of waited for.
+    std::optional<std::chrono::steady_clock::time_point> close_at_;
     std::vector<std::string> prepared_;    // statement names prepared on this session
     // exec() ran a statement since the last pg_advisory_unlock_all(): it may have taken a
     // session-level advisory lock, which a pool must drop before lending the session again.

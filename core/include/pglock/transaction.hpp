@@ -14,7 +14,8 @@ public:
     explicit Transaction(PooledSession session, const Context& ctx = {});
     Transaction(Transaction&&) noexcept = default;
     Transaction& operator=(Transaction&&) noexcept = delete;
-    // Rolls back when neither commit() nor rollback() ran.
+    // Rolls back when neither commit() nor rollback() ran; bounded (5 s), past which the session
+    // is closed (the server rolls back) instead of given back.
     ~Transaction();
 
     Session& session() { return *session_; }
