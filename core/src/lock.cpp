@@ -21,17 +21,19 @@ namespace detail {
 // or other keys; pg_advisory_unlock() drops one level of one key. Dropping them all in the same
 // statement (left to right: the key's own unlock, whose answer the release reports, comes first)
 // gives the session back to the pool holding no advisory lock, at no extra round trip.
+// Their names are new with that text (`_all`): a session-mode pooler that keeps prepared
+// statements across clients could otherwise hand us an older "pglock_unlock" without it.
 const Statements& statements(Mode mode) noexcept {
     static const Statements exclusive{
         "pglock_try",    "SELECT pg_try_advisory_lock($1::bigint), pg_backend_pid()",
         "pglock_lock",   "SELECT pg_advisory_lock($1::bigint), pg_backend_pid()",
-        "pglock_unlock", "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid(), pg_advisory_unlock_all()",
+        "pglock_unlock_all", "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid(), pg_advisory_unlock_all()",
         "pglock_xact",   "SELECT pg_try_advisory_xact_lock($1::bigint), pg_backend_pid()",
     };
     static const Statements shared{
         "pglock_try_shared",    "SELECT pg_try_advisory_lock_shared($1::bigint), pg_backend_pid()",
         "pglock_lock_shared",   "SELECT pg_advisory_lock_shared($1::bigint), pg_backend_pid()",
-        "pglock_unlock_shared", "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid(), pg_advisory_unlock_all()",
+        "pglock_unlock_shared_all", "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid(), pg_advisory_unlock_all()",
         "pglock_xact_shared",   "SELECT pg_try_advisory_xact_lock_shared($1::bigint), pg_backend_pid()",
     };
     return mode == Mode::shared ? shared : exclusive;
@@ -50,7 +52,7 @@ const Statements& named_statements(Mode mode) noexcept {
         "pglock_lock_named",
         "SELECT CASE WHEN pg_advisory_lock($1::bigint) IS NOT NULL "
         "THEN set_config('application_name', $2::text, false) END, pg_backend_pid()",
-        "pglock_unlock_named",
+        "pglock_unlock_named_all",
         "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid(), set_config('application_name', $2::text, false), "
         "pg_advisory_unlock_all()",
         "pglock_xact_named",
@@ -64,7 +66,7 @@ const Statements& named_statements(Mode mode) noexcept {
         "pglock_lock_shared_named",
         "SELECT CASE WHEN pg_advisory_lock_shared($1::bigint) IS NOT NULL "
         "THEN set_config('application_name', $2::text, false) END, pg_backend_pid()",
-        "pglock_unlock_shared_named",
+        "pglock_unlock_shared_named_all",
         "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid(), set_config('application_name', $2::text, false), "
         "pg_advisory_unlock_all()",
         "pglock_xact_shared_named",
