@@ -138,6 +138,7 @@ std::error_code Held::release() noexcept {
         session_died = true;
         session.discard();
     } else {
+        const Clock::time_point bound = Clock::now() + kCleanupTimeout;
         try {
             const Statements& st = statements_of(*lock);
             // Unlocks and, when the lock named its holder, gives the session its own name back.
@@ -145,7 +146,7 @@ std::error_code Held::release() noexcept {
             Result res = [&] {
                 // Nobody can stop a release: past the bound the session is closed, which drops
                 // the lock. (Scoped to the statements: the session may be gone right after.)
-                const SessionOps::CloseAfter limit(*session, Clock::now() + kCleanupTimeout);
+                const SessionOps::CloseAfter limit(*session, bound);
                 const Context none{};
                 SessionOps::prepare(*session, st.unlock_name, st.unlock_sql, restore ? 2 : 1, nullptr, none);
                 return SessionOps::finish(*session, SessionOps::run_prepared(*session, st.unlock_name, lock->key, restore, none));
@@ -181,7 +182,10 @@ std::error_code Held::release() noexcept {
                           std::to_string(backend_pid);
                 changed_pid = -1;
             }
-            session_died = !session->ok();
+            // A session closed here because the server did not answer within the bound did not
+            // die under the lock: the unlock failed (and the lock goes when the server notices).
+            const bool closed_at_bound = e.code() == Errc::connection_failed && Clock::now() >= bound;
+            session_died = !session->ok() && !closed_at_bound;
             if (session_died && changed_pid == 0) {
                 // The session died before or during the unlock: the lock went with it.
                 result = make_error_code(Errc::lock_lost);

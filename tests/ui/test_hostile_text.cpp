@@ -9,7 +9,6 @@
 #include <QLabel>
 #include <QStandardPaths>
 #include <QTemporaryDir>
-#include <QTextDocument>
 #include <QTreeView>
 #include <QtTest>
 
@@ -23,6 +22,7 @@
 #include "pg_conn.hpp"
 #include "pg_test_env.hpp"
 #include "pglock/key.hpp"
+#include "shown_text.hpp"
 #include "stores/catalog_store.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/resolver_panel.hpp"
@@ -36,13 +36,7 @@ const QByteArray kApp = "<h1>XAPP</h1><table width=5000><a href=x>f</a>";
 const QByteArray kQuery = "<h1>XQUERY</h1><a href='http://x'>fake</a>";
 const QByteArray kName = "<b>XNAME</b><img src=x>.lock";
 
-// What a user sees of `text` where Qt may render rich text.
-QString shown(const QString& text) {
-    if (!Qt::mightBeRichText(text)) return text;
-    QTextDocument doc;
-    doc.setHtml(text);
-    return doc.toPlainText();
-}
+using shown_text::shown;
 
 // Every tooltip of every view in `root` (tree children too), with where it was found.
 void collectToolTips(const QAbstractItemModel* m, const QModelIndex& parent, const QString& where, QList<QPair<QString, QString>>& out) {

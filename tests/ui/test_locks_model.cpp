@@ -7,7 +7,6 @@
 #include <QFont>
 #include <QPersistentModelIndex>
 #include <QSignalSpy>
-#include <QTextDocument>
 #include <QtTest>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 #include "models/locks_filter_proxy.hpp"
 #include "models/locks_model.hpp"
 #include "locks_test_world.hpp"
+#include "shown_text.hpp"
 
 using lockscope::LocksFilterProxy;
 using lockscope::LocksModel;
@@ -28,15 +28,7 @@ using locks_test::World;
 
 namespace {
 
-// A tooltip as the user reads it: the model hands rich text that shows its plain text exactly
-// (models/plain_text.hpp), so that server text is never taken for HTML.
-QString shownTip(const QModelIndex& index) {
-    const QString tip = index.data(Qt::ToolTipRole).toString();
-    if (!Qt::mightBeRichText(tip)) return tip;
-    QTextDocument doc;
-    doc.setHtml(tip);
-    return doc.toPlainText();
-}
+using shown_text::shownToolTip;
 
 const char* const kColumnNames[] = {"Name", "Key", "Mode", "Holders", "State", "Application", "User", "Client", "HeldFor", "Waiters"};
 static_assert(std::size(kColumnNames) == LocksModel::ColumnCount);
@@ -243,7 +235,7 @@ private slots:
         // A holder's query is in the Holders tooltip.
         f.world.backend(104).query = "SELECT 2";
         QCOMPARE(f.poll(), QStringList{"~ K4 Holders"});
-        QVERIFY(shownTip(f.lockIndex(4, LocksModel::Holders)).contains("SELECT 2"));
+        QVERIFY(shownToolTip(f.lockIndex(4, LocksModel::Holders)).contains("SELECT 2"));
         QCOMPARE(f.resets.count(), 0);
         QCOMPARE(f.layouts.count(), 0);
         QCOMPARE(f.inserted.count(), 1);
@@ -265,7 +257,7 @@ private slots:
         // A new transaction went idle again: same state, new state_change, new idle time.
         f.world.backend(102).state_change = f.world.now - 3;
         QCOMPARE(f.poll(0), QStringList{"~ K2 State"});
-        QVERIFY(shownTip(f.lockIndex(2, LocksModel::State)).contains("idle in transaction for 3.0 s"));
+        QVERIFY(shownToolTip(f.lockIndex(2, LocksModel::State)).contains("idle in transaction for 3.0 s"));
         QCOMPARE(f.lockIndex(2).data(LocksModel::IdleInTxSecondsRole).toDouble(), 3.0);
     }
 
@@ -282,7 +274,7 @@ private slots:
         QCOMPARE(f.cell(1, LocksModel::Application), QStringLiteral("svc, cron"));
         QCOMPARE(f.cell(1, LocksModel::Mode), QStringLiteral("shared"));
         QCOMPARE(f.lockIndex(1, LocksModel::Holders).data(LocksModel::PidsRole).value<QList<int>>(), (QList<int>{101, 102, 103}));
-        QCOMPARE(shownTip(f.lockIndex(1, LocksModel::State)),
+        QCOMPARE(shownToolTip(f.lockIndex(1, LocksModel::State)),
                  QStringLiteral("pid 101 (shared): active\npid 102 (shared): idle in transaction for 1 min 01 s\npid 103 (shared): idle"));
         // Two holders swap states: the worst is the same, the per-holder tooltip is not. (No time
         // passes, so lock 1's idle-in-transaction seconds stay put.)
@@ -351,7 +343,7 @@ private slots:
         QCOMPARE(f.waiterCell(1, 0, LocksModel::Client), QStringLiteral("192.0.2.1"));
         QCOMPARE(f.waiterCell(1, 0, LocksModel::Mode), QStringLiteral("exclusive"));
         QCOMPARE(f.waiterCell(1, 0, LocksModel::HeldFor), QStringLiteral("waiting 2 min 05 s"));
-        QCOMPARE(shownTip(f.model.index(0, LocksModel::State, lock)), QStringLiteral("SELECT pg_advisory_lock(1)"));
+        QCOMPARE(shownToolTip(f.model.index(0, LocksModel::State, lock)), QStringLiteral("SELECT pg_advisory_lock(1)"));
         QVERIFY(f.model.index(0, 0, lock).data(LocksModel::IsWaiterRole).toBool());
         QCOMPARE(f.model.index(0, 0, lock).data(LocksModel::KeyRole).toLongLong(), 1);
         QVERIFY(f.model.flags(f.model.index(0, 0, lock)) & Qt::ItemNeverHasChildren);
@@ -377,7 +369,7 @@ private slots:
         QVERIFY(!clean.data(LocksModel::PinsXminSecondsRole).isValid());
         QVERIFY(pinned.data(Qt::BackgroundRole).isValid());
         QVERIFY(!clean.data(Qt::BackgroundRole).isValid());
-        QVERIFY(shownTip(pinned).contains(QStringLiteral("backend_xmin, 1234 transactions old")));
+        QVERIFY(shownToolTip(pinned).contains(QStringLiteral("backend_xmin, 1234 transactions old")));
 
         // Under the threshold the role still tells, the cell does not shout.
         f.rec.take();
@@ -514,7 +506,7 @@ private slots:
         QVERIFY(!f.lockIndex(known).data(LocksModel::IsUnknownRole).toBool());
         QCOMPARE(f.cell(42, LocksModel::Name), QStringLiteral("unknown"));
         QVERIFY(f.lockIndex(42).data(LocksModel::IsUnknownRole).toBool());
-        QCOMPARE(shownTip(f.lockIndex(42, LocksModel::Key)), QStringLiteral("pg_locks: classid 0, objid 42, objsubid 1"));
+        QCOMPARE(shownToolTip(f.lockIndex(42, LocksModel::Key)), QStringLiteral("pg_locks: classid 0, objid 42, objsubid 1"));
         const QModelIndex pair = f.model.index(f.model.rowCount() - 1, LocksModel::Name);  // int pairs sort after bigints
         QCOMPARE(pair.data().toString(), QStringLiteral("(7, -3) int4 pair"));
         QVERIFY(pair.data(LocksModel::IsUnknownRole).toBool());
@@ -546,7 +538,7 @@ private slots:
         QCOMPARE(idx.data(LocksModel::IdleInTxSecondsRole).toDouble(), 35.0);
         QVERIFY(idx.data(Qt::BackgroundRole).value<QColor>().isValid());
         QVERIFY(idx.data(Qt::ForegroundRole).value<QColor>().isValid());
-        QVERIFY(shownTip(f.lockIndex(1, LocksModel::State)).contains("idle in transaction for 35.0 s"));
+        QVERIFY(shownToolTip(f.lockIndex(1, LocksModel::State)).contains("idle in transaction for 35.0 s"));
         QVERIFY(!f.lockIndex(2, LocksModel::Key).data(Qt::BackgroundRole).isValid());
 
         f.model.setIdleInTransactionThreshold(60);
@@ -572,7 +564,7 @@ private slots:
         QVERIFY(f.lockIndex(2, LocksModel::State).data(Qt::FontRole).value<QFont>().italic());
         QVERIFY(f.lockIndex(2).data(LocksModel::IsOwnRole).toBool());
         QVERIFY(!f.lockIndex(1).data(LocksModel::IsOwnRole).toBool());
-        QVERIFY(shownTip(f.lockIndex(2)).contains("this application"));
+        QVERIFY(shownToolTip(f.lockIndex(2)).contains("this application"));
         QCOMPARE(f.cell(2, LocksModel::Holders), QStringLiteral("102 (this app)"));
         QCOMPARE(f.cell(1, LocksModel::Holders), QStringLiteral("101"));
         // Our session takes over lock 1: its row becomes ours.

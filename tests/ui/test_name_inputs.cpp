@@ -14,6 +14,7 @@
 #include <QtTest>
 
 #include "locks_test_world.hpp"
+#include "shown_text.hpp"
 #include "models/locks_model.hpp"
 #include "pglock/key.hpp"
 #include "stores/catalog_store.hpp"
@@ -153,7 +154,8 @@ private slots:
             const QModelIndex name = model.index(row, lockscope::LocksModel::Name);
             const QModelIndex keyCell = model.index(row, lockscope::LocksModel::Key);
             const int holder = model.index(row, lockscope::LocksModel::Holders).data().toInt();
-            QStringList shown = {keyCell.data().toString(), keyCell.data(Qt::ToolTipRole).toString()};
+            // The tooltip as the user reads it (and would copy it), not its rich-text wrapping.
+            QStringList shown = {keyCell.data().toString(), shown_text::shownToolTip(keyCell)};
             if (name.data().toString().contains(QStringLiteral("int4 pair"))) shown << name.data().toString();
             for (const QString& text : shown) {
                 panel.setText(text);
