@@ -29,6 +29,14 @@ int utf8SequenceLength(const unsigned char* p, qsizetype n) noexcept {
     return len;
 }
 
+// The code point of a well-formed sequence of `len` bytes (utf8SequenceLength said so).
+char32_t codePoint(const unsigned char* p, int len) noexcept {
+    if (len == 1) return p[0];
+    char32_t cp = p[0] & (0xFF >> (len + 1));
+    for (int k = 1; k < len; ++k) cp = (cp << 6) | (p[k] & 0x3F);
+    return cp;
+}
+
 constexpr char kHex[] = "0123456789abcdef";
 
 void appendHexEscape(QByteArray& out, unsigned char c) {
@@ -64,7 +72,7 @@ bool isValidUtf8(QByteArrayView bytes) noexcept {
     return true;
 }
 
-QString printable(QByteArrayView name) { return shownText(QString::fromUtf8(escapeName(name))); }
+QString printable(QByteArrayView name) { return QString::fromUtf8(escapeName(name)); }
 
 QString shownText(const QString& text) {
     QString out;
@@ -110,6 +118,13 @@ QByteArray escapeName(QByteArrayView name) {
             if (len == 0) {
                 appendHexEscape(out, c);  // not UTF-8: keep the exact byte
                 ++i;
+            } else if (const char32_t cp = codePoint(p + i, len); pglock::is_hidden_code_point(cp)) {
+                // A bidi override, zero-width or C1 character would reorder or hide the line in
+                // any editor or view: written as \uXXXX (all of them are in the BMP), so that the
+                // exported line and printable() are one and the same text.
+                out += "\\u";
+                for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xF];
+                i += len;
             } else {
                 out.append(reinterpret_cast<const char*>(p + i), len);
                 i += len;

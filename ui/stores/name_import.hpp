@@ -45,12 +45,12 @@ constexpr qint64 kMaxImportBytes = 16 * 1024 * 1024;
 // nothing above U+10FFFF).
 bool isValidUtf8(QByteArrayView bytes) noexcept;
 
-// One name as one line of the list format (no line terminator).
-QByteArray escapeName(QByteArrayView name);
-// A name as the app shows it: escapeName() as text, so control bytes and invalid UTF-8 are
-// visible, two different names never look the same, and the text can be copied back exactly.
-// Code points a view would obey instead of showing (bidi overrides, zero-width characters: see
+// One name as one line of the list format (no line terminator). Code points a view or editor
+// would obey instead of showing (bidi overrides, zero-width and C1 characters: see
 // pglock/text.hpp) are written \uXXXX, which unescapeName() reads back.
+QByteArray escapeName(QByteArrayView name);
+// A name as the app shows it: exactly escapeName() as text, so control bytes and invalid UTF-8
+// are visible, two different names never look the same, and the text can be copied back exactly.
 QString printable(QByteArrayView name);
 // Text from the server (application_name, user, query) as a view shows it: hidden code points
 // written \uXXXX, the rest as is. Display only: nothing reads it back.
