@@ -131,8 +131,11 @@ void verifyLabelOrder(TimelineModel& m) {
 std::optional<QByteArray> mixedName(std::int64_t key, int variant) {
     static const char* const words[] = {"alpha", "Alpha", "beta", "Beta", "\xc3\xa9" "clair", "eclair", "Zulu", "zulu",
                                         "delta-10", "delta-9", "_under", "10", "9", "\xc3\x84rger", "arg"};
-    if ((key + variant) % 6 == 0) return std::nullopt;  // unknown: the label is the decimal key
-    return QByteArray(words[(key * 7 + variant) % 15]) + (key % 3 == 0 ? "" : "." + QByteArray::number(key % 97));
+    // Unsigned: a negative key would make a negative index (UBSan: index -5 out of bounds).
+    const auto k = static_cast<std::uint64_t>(key) + static_cast<std::uint64_t>(variant);
+    if (k % 6 == 0) return std::nullopt;  // unknown: the label is the decimal key
+    return QByteArray(words[(static_cast<std::uint64_t>(key) * 7 + static_cast<std::uint64_t>(variant)) % 15]) +
+           (key % 3 == 0 ? "" : "." + QByteArray::number(key % 97));
 }
 
 }  // namespace
