@@ -2,6 +2,8 @@
 
 #include <libpq-fe.h>
 
+#include "conninfo_quote.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -113,15 +115,6 @@ std::vector<std::string> password_texts(std::string_view s) {
     return out;
 }
 
-std::string quoted(const std::string& value) {
-    std::string out = "'";
-    for (char c : value) {
-        if (c == '\\' || c == '\'') out += '\\';
-        out += c;
-    }
-    return out + "'";
-}
-
 }  // namespace
 
 namespace {
@@ -200,7 +193,7 @@ std::string conninfo_without_password(const std::string& conninfo) {
     for (PQconninfoOption* o = p.options.get(); o->keyword; ++o) {
         if (!o->val || std::strcmp(o->keyword, "password") == 0) continue;
         if (!out.empty()) out += ' ';
-        out += std::string(o->keyword) + "=" + quoted(o->val);
+        out += std::string(o->keyword) + "=" + detail::conninfo_quoted(o->val);
     }
     return out;
 }

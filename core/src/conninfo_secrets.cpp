@@ -2,6 +2,8 @@
 
 #include <libpq-fe.h>
 
+#include "conninfo_quote.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -91,15 +93,6 @@ std::vector<std::string> keyword_values(std::string_view s) {
     return out;
 }
 
-std::string quoted(const std::string& value) {
-    std::string out = "'";
-    for (char c : value) {
-        if (c == '\\' || c == '\'') out += '\\';
-        out += c;
-    }
-    return out + "'";
-}
-
 }  // namespace
 
 bool conninfo_keyword_is_secret(std::string_view keyword) {
@@ -127,7 +120,7 @@ std::string conninfo_without_secrets(const std::string& conninfo) {
     for (const PQconninfoOption* o = options.get(); o->keyword; ++o) {
         if (!o->val || conninfo_keyword_is_secret(o->keyword)) continue;
         if (!out.empty()) out += ' ';
-        out += std::string(o->keyword) + "=" + quoted(o->val);
+        out += std::string(o->keyword) + "=" + detail::conninfo_quoted(o->val);
     }
     return out;
 }
