@@ -1,4 +1,5 @@
-// The README's example, compiled and run by the test suite against a real server.
+// The library example of README.md and docs/library.md (check-docs holds their lines to this
+// file), compiled and run by the test suite against a real server.
 #include <pglock/pglock.hpp>
 
 #include <cstdio>

@@ -25,7 +25,7 @@ std::string format_server_version(int version);
 // and per waiter.
 std::string render_status_text(const monitor::Snapshot& snapshot, const StatusContext& context);
 
-// One JSON object on one line (no trailing newline); the fields are listed in README.md.
+// One JSON object on one line (no trailing newline); the fields are listed in docs/cli.md.
 std::string render_status_json(const monitor::Snapshot& snapshot, const StatusContext& context);
 
 }  // namespace pglock::cli

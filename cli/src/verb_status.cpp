@@ -162,7 +162,7 @@ void register_status(CLI::App& app, const GlobalOptions& global, VerbRun& run) {
     auto* cmd = app.add_subcommand(
         "status", "Show the advisory locks of the database now: key, name, holders (pid, mode, state, "
                   "application, client, held-for) and waiters (waiting-for, blocked by).");
-    cmd->add_flag("--json", options->json, "one JSON object per poll (fields in README.md)");
+    cmd->add_flag("--json", options->json, "one JSON object per poll (fields in docs/cli.md)");
     cmd->add_option("--catalog", options->catalog,
                     "names to show for known keys: a text file (one name per line) or a lockscope SQLite catalog")
         ->type_name("FILE");

@@ -1,5 +1,6 @@
 # Installs the built library into a scratch prefix, builds tests/consumer/project against it with
-# find_package(pglock CONFIG), and runs the README example it builds against the test server.
+# find_package(pglock CONFIG), and runs the library example it builds (examples/quickstart.cpp,
+# shown in README.md and docs/library.md) against the test server.
 foreach(var BUILD_DIR SOURCE_DIR WORK_DIR DSN_FILE)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "consumer.cmake needs -D${var}=...")

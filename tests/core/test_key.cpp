@@ -251,13 +251,13 @@ private slots:
     // The seed documents the range only ("buckets from 1ms to 10min"): the first bound is 1 ms, the
     // last 10 min, strictly increasing in between. The Go package's exact list is not in the seed
     // document, so the bounds in between are this library's choice: here they are checked against
-    // what README.md promises users, not against the header's own array.
+    // what docs/library.md promises users, not against the header's own array.
     void hold_buckets_span_the_seeds_range() {
         const auto& b = pglock::hold_buckets;
         QCOMPARE(b[0], 0.001);
         QCOMPARE(b[std::size(b) - 1], 600.0);
         for (std::size_t i = 1; i < std::size(b); ++i) QVERIFY2(b[i - 1] < b[i], qPrintable(QString::number(b[i])));
-        const double readme[] = {0.001, 0.005, 0.025, 0.1, 0.5, 1, 5, 30, 120, 600};  // README: Logs and metrics
+        const double readme[] = {0.001, 0.005, 0.025, 0.1, 0.5, 1, 5, 30, 120, 600};  // docs/library.md: Logs and metrics
         QCOMPARE(std::size(b), std::size(readme));
         for (std::size_t i = 0; i < std::size(readme); ++i) QCOMPARE(b[i], readme[i]);
     }

@@ -1,5 +1,5 @@
-# Client-side benchmarks of the app: they print numbers and are not tests (see README.md,
-# "Scale"). Built with the app, run by hand.
+# Client-side benchmarks of the app: they print numbers and are not tests (see docs/performance.md,
+# "The app's work per poll"). Built with the app, run by hand.
 add_executable(lockscope_bench_merge
   ${CMAKE_CURRENT_LIST_DIR}/lockscope_bench_merge.cpp
   ${CMAKE_CURRENT_LIST_DIR}/snapshot_generator.hpp
