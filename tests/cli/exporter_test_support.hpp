@@ -82,21 +82,21 @@ inline quint16 free_port() {
     return ntohs(addr.sin_port);
 }
 
-// A Prometheus tool from the Debian package `prometheus` (scripts/setup installs it). Missing is
-// a failure of the test, never a skip.
-inline QString prometheus_tool(const char* name) {
-    const QString path = QStandardPaths::findExecutable(QString::fromLatin1(name));
-    if (path.isEmpty())
-        throw std::runtime_error(std::string(name) + " not found on PATH: install the Debian package prometheus "
-                                                     "(scripts/setup does)");
-    return path;
+// A Prometheus tool from the Debian package `prometheus` (scripts/setup installs it), or "" when
+// it is not on PATH. Missing is a failure of the test, never a skip: see missing_tool().
+inline QString prometheus_tool(const char* name) { return QStandardPaths::findExecutable(QString::fromLatin1(name)); }
+inline QByteArray missing_tool(const char* name) {
+    return QByteArray(name) + " not found on PATH: install the Debian package prometheus (scripts/setup does)";
 }
 
-// `promtool ARGS` with `input` on stdin: (exit code, stdout + stderr).
+// `promtool ARGS` with `input` on stdin: (exit code, stdout + stderr); (-1, why) when promtool
+// is missing.
 inline std::pair<int, QByteArray> promtool(const QStringList& args, const QByteArray& input = {}) {
+    const QString tool = prometheus_tool("promtool");
+    if (tool.isEmpty()) return {-1, missing_tool("promtool")};
     QProcess p;
     p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(prometheus_tool("promtool"), args);
+    p.start(tool, args);
     if (!p.waitForStarted(10000)) throw std::runtime_error("cannot start promtool");
     p.write(input);
     p.closeWriteChannel();
