@@ -149,6 +149,14 @@ private slots:
         QCOMPARE(sample(body, "pglock_exporter_polls_total"), 1.0);
         QCOMPARE(sample(body, "pglock_exporter_scrapes_total"), 6.0);
         QCOMPARE(sample(body, "pglock_up"), 1.0);
+
+        // SIGTERM is how a service manager stops it: exit 0, nothing on stderr (sanitizer builds
+        // report leaks and shutdown races here).
+        exporter.cli().terminate();
+        QVERIFY(exporter.cli().wait_finished(15000));
+        QVERIFY(!exporter.cli().crashed());
+        QCOMPARE(exporter.cli().exit_code(), 0);
+        QVERIFY2(exporter.cli().err().isEmpty(), exporter.cli().err().constData());
     }
 
     // One exporter for a fleet: a live target, a dead one (pglock_up 0, HTTP 200, as the blackbox
