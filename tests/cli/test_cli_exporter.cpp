@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <future>
 
 #include "exporter_test_support.hpp"
 
@@ -157,6 +158,33 @@ private slots:
         QVERIFY(!exporter.cli().crashed());
         QCOMPARE(exporter.cli().exit_code(), 0);
         QVERIFY2(exporter.cli().err().isEmpty(), exporter.cli().err().constData());
+    }
+
+    // Replicas scraping at the same moment: they wait for one poll, they do not each make one.
+    void concurrent_scrapes_share_one_poll() {
+        Exporter exporter({"exporter", "--dsn", dsn(), "--min-interval", "10m"});
+        std::vector<std::future<HttpReply>> replies;
+        for (int i = 0; i < 4; ++i)
+            replies.push_back(std::async(std::launch::async, [&] { return http_request(exporter.port(), "/metrics"); }));
+        for (auto& r : replies) QCOMPARE(r.get().status, 200);
+        const QByteArray body = exporter.get("/metrics").body;
+        QCOMPARE(sample(body, "pglock_exporter_polls_total"), 1.0);
+        QCOMPARE(sample(body, "pglock_exporter_scrapes_total"), 5.0);
+    }
+
+    // A server that accepts the connection and never answers: the scrape still answers within
+    // --poll-timeout (not the target's connect_timeout=60), with pglock_up 0.
+    void hung_target_answers_within_poll_timeout() {
+        QTemporaryDir dir;
+        SilentServer hung;
+        const QString config = write_file(dir, "targets.conf", ("hung = " + hung.dsn() + "\n").toUtf8());
+        Exporter exporter({"exporter", "--config", config, "--poll-timeout", "2s"});
+        QElapsedTimer t;
+        t.start();
+        const HttpReply reply = exporter.get("/probe?target=hung");
+        QCOMPARE(reply.status, 200);
+        QCOMPARE(sample(reply.body, "pglock_up"), 0.0);
+        QVERIFY2(t.elapsed() < 8000, qPrintable(QString::number(t.elapsed()) + " ms"));
     }
 
     // One exporter for a fleet: a live target, a dead one (pglock_up 0, HTTP 200, as the blackbox
