@@ -41,7 +41,8 @@ if(PGLOCK_BUILD_CLI)
   set(CPACK_COMPONENT_CLI_DESCRIPTION
       "named PostgreSQL advisory locks from the command line
 The pglock tool takes, holds and inspects named PostgreSQL advisory locks: the verbs key,
-try, hold, status, bench, demo and fence, for terminals and scripts.")
+try, hold, status, bench, demo and fence, for terminals and scripts, and exporter, which
+serves the locks by name to Prometheus (alert rules and a Grafana dashboard included).")
 endif()
 
 if(PGLOCK_BUILD_GUI)

@@ -44,20 +44,25 @@ bool valid_host(const std::string& host) {
     return label > 0;
 }
 
-// "HOST:PORT" -> host (brackets kept for IPv6) and port; the port must be 0..65535.
-std::pair<std::string, std::string> split_bind(const std::string& bind) {
+}  // namespace
+
+std::pair<std::string, std::string> split_listen_address(const std::string& bind, const std::string& option) {
     const auto colon = bind.rfind(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == bind.size())
-        throw UsageError("--metrics wants HOST:PORT (e.g. 127.0.0.1:9187, port 0 for any free port), got \"" +
-                         bind + "\"");
+        throw UsageError(option + " wants HOST:PORT (e.g. 127.0.0.1:9187, port 0 for any free port), got \"" + bind +
+                         "\"");
     const std::string host = bind.substr(0, colon), port = bind.substr(colon + 1);
     if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535)
-        throw UsageError("--metrics: bad port \"" + port + "\"");
+        throw UsageError(option + ": bad port \"" + port + "\"");
     if (!valid_host(host))
-        throw UsageError("--metrics: \"" + host + "\" is not an IPv4 address (a.b.c.d, each 0-255), an IPv6 address "
+        throw UsageError(option + ": \"" + host + "\" is not an IPv4 address (a.b.c.d, each 0-255), an IPv6 address "
                          "in brackets ([::1]) or a host name");
     return {host, port};
 }
+
+namespace {
+
+std::pair<std::string, std::string> split_bind(const std::string& bind) { return split_listen_address(bind, "--metrics"); }
 
 #if PGLOCK_WITH_PROMETHEUS
 class PrometheusServer final : public MetricsServer {

@@ -3,10 +3,16 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "pglock/observe.hpp"
 
 namespace pglock::cli {
+
+// "HOST:PORT" -> host (brackets kept for IPv6) and port, checked as the listener (civetweb) needs
+// them: port 0..65535, HOST an IPv4 dotted quad, a bracketed IPv6 address or a host name.
+// Throws UsageError naming `option` ("--metrics", "--listen").
+std::pair<std::string, std::string> split_listen_address(const std::string& bind, const std::string& option);
 
 class MetricsServer {
 public:

@@ -7,6 +7,7 @@
 #include <libpq-fe.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -56,6 +57,9 @@ public:
         proc_.setProgram(cli_path());
         proc_.setProcessEnvironment(env);
         proc_.setArguments(args);
+        // Dies with the test process: a crashed test leaves no pglock behind (a server verb such
+        // as `exporter` would otherwise run on).
+        proc_.setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGKILL); });
         proc_.start();
         if (!proc_.waitForStarted(10000)) throw std::runtime_error("cannot start " + cli_path().toStdString());
         if (!input.isEmpty()) proc_.write(input);
@@ -256,6 +260,31 @@ public:
         for (auto [pid, granted] : lock_rows(key)) n += granted ? 0 : 1;
         return n;
     }
+
+private:
+    std::unique_ptr<PGconn, decltype(&PQfinish)> conn_;
+};
+
+// RawConn of the CLI tests does not expose its PGconn; waiters need an asynchronous statement,
+// so they get their own connection.
+class AsyncConn {
+public:
+    explicit AsyncConn(const QString& conninfo) : conn_(PQconnectdb(conninfo.toUtf8().constData()), &PQfinish) {
+        if (PQstatus(conn_.get()) != CONNECTION_OK) throw std::runtime_error(PQerrorMessage(conn_.get()));
+    }
+    int pid() const { return PQbackendPID(conn_.get()); }
+    void send(const std::string& sql) {
+        if (!PQsendQuery(conn_.get(), sql.c_str())) throw std::runtime_error(PQerrorMessage(conn_.get()));
+    }
+    bool finish() {
+        bool ok = true;
+        while (PGresult* r = PQgetResult(conn_.get())) {
+            ok = ok && (PQresultStatus(r) == PGRES_TUPLES_OK || PQresultStatus(r) == PGRES_COMMAND_OK);
+            PQclear(r);
+        }
+        return ok;
+    }
+    PGconn* get() const { return conn_.get(); }
 
 private:
     std::unique_ptr<PGconn, decltype(&PQfinish)> conn_;

@@ -31,31 +31,6 @@ QString dsn_with_app(const QString& app) {
     return d + " application_name=" + app;
 }
 
-// RawConn of the CLI tests does not expose its PGconn; waiters need an asynchronous statement,
-// so they get their own connection.
-class AsyncConn {
-public:
-    explicit AsyncConn(const QString& conninfo) : conn_(PQconnectdb(conninfo.toUtf8().constData()), &PQfinish) {
-        if (PQstatus(conn_.get()) != CONNECTION_OK) throw std::runtime_error(PQerrorMessage(conn_.get()));
-    }
-    int pid() const { return PQbackendPID(conn_.get()); }
-    void send(const std::string& sql) {
-        if (!PQsendQuery(conn_.get(), sql.c_str())) throw std::runtime_error(PQerrorMessage(conn_.get()));
-    }
-    bool finish() {
-        bool ok = true;
-        while (PGresult* r = PQgetResult(conn_.get())) {
-            ok = ok && (PQresultStatus(r) == PGRES_TUPLES_OK || PQresultStatus(r) == PGRES_COMMAND_OK);
-            PQclear(r);
-        }
-        return ok;
-    }
-    PGconn* get() const { return conn_.get(); }
-
-private:
-    std::unique_ptr<PGconn, decltype(&PQfinish)> conn_;
-};
-
 QString write_file(const QTemporaryDir& dir, const QString& file, const QByteArray& content) {
     const QString path = dir.filePath(file);
     QFile f(path);

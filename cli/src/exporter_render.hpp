@@ -1,0 +1,39 @@
+// The Prometheus text exposition of `pglock exporter`, written with prometheus-cpp's serializer.
+// Metric names and labels are documented in docs/exporter.md; keep the two in step.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exporter_series.hpp"
+
+namespace pglock::cli {
+
+// One poll of one target, as served.
+struct TargetReport {
+    bool up = false;
+    bool in_recovery = false;
+    double poll_seconds = 0;             // the poll's round trip (or how long the failed attempt took)
+    std::optional<ServerSeries> series;  // when up
+    std::uint64_t polls = 0;             // polls of this target since the exporter started
+    std::uint64_t poll_errors = 0;
+    std::uint64_t scrapes = 0;           // requests answered for it, from the cache or not
+};
+
+std::string render_target(const TargetReport& report);
+
+// /metrics of an exporter started with --config: its own counters per target (the label is the
+// target's name from the config file: as many series as targets).
+struct TargetCounters {
+    std::string target;
+    std::uint64_t polls = 0, poll_errors = 0, scrapes = 0;
+};
+std::string render_exporter(const std::vector<TargetCounters>& targets);
+
+// A lock name as a label value: Prometheus refuses a whole scrape with a label that is not valid
+// UTF-8, so such a name is given as "hex:" and its bytes in hex (pglock key --hex takes it back).
+std::string name_label(const std::string& name);
+
+}  // namespace pglock::cli
