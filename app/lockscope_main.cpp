@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <string_view>
 
 #include "actions/lock_controller.hpp"
 #include "actions/read_only_switch.hpp"
@@ -20,11 +21,33 @@
 #include "widgets/main_window.hpp"
 #include "widgets/resolver_panel.hpp"
 
+namespace {
+
+void nameTheApplication() {
+    QCoreApplication::setOrganizationName(QStringLiteral("pglock"));
+    QCoreApplication::setApplicationName(QStringLiteral("lockscope"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(PGLOCK_VERSION));
+}
+
+// --help and --version answer without a display (QApplication aborts when it finds none, as on a
+// server over ssh): they are looked for before QApplication exists and answered by the same parser,
+// which prints and exits.
+bool asksOnlyForHelpOrVersion(int argc, char** argv) {
+    static constexpr std::string_view kWords[] = {"-h", "--help", "-?", "--help-all", "-v", "--version"};
+    return std::any_of(argv + 1, argv + argc,
+                       [](const char* arg) { return std::find(std::begin(kWords), std::end(kWords), arg) != std::end(kWords); });
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-    QApplication app(argc, argv);
-    QApplication::setOrganizationName(QStringLiteral("pglock"));
-    QApplication::setApplicationName(QStringLiteral("lockscope"));
-    QApplication::setApplicationVersion(QStringLiteral(PGLOCK_VERSION));
+    std::unique_ptr<QCoreApplication> app;
+    if (asksOnlyForHelpOrVersion(argc, argv)) {
+        app = std::make_unique<QCoreApplication>(argc, argv);
+    } else {
+        app = std::make_unique<QApplication>(argc, argv);
+    }
+    nameTheApplication();
     // Wayland's app_id: the installed lockscope.desktop, whose icon and name the shell then shows.
     QGuiApplication::setDesktopFileName(QStringLiteral("lockscope"));
 
@@ -66,7 +89,14 @@ int main(int argc, char** argv) {
                                   QStringLiteral("N"));
     cli.addOptions({dsn, catalog, importNames, screenshot, delay, tab, resolve, readOnly, take, metrics, benchSeconds, benchInterval,
                     benchPolls});
-    cli.process(app);
+    cli.process(*app);
+    if (qobject_cast<QApplication*>(app.get()) == nullptr) {
+        // One of those words was an option's value (--resolve -v): this run wants the window after all.
+        app.reset();
+        app = std::make_unique<QApplication>(argc, argv);
+        nameTheApplication();
+        cli.process(*app);
+    }
 
     // Usage errors first, before any file is opened or anything shown: each is said once, exit 2.
     if (cli.isSet(tab) && !lockscope::MainWindow::tabNames().contains(cli.value(tab))) {
@@ -173,5 +203,5 @@ int main(int argc, char** argv) {
             QApplication::exit(saved ? 0 : 1);
         });
     }
-    return app.exec();
+    return QApplication::exec();
 }

@@ -12,15 +12,22 @@ struct Run {
     bool finished = false;
     int code = -1;
     QString err;
+    QString out;
 };
 
-Run runApp(const QStringList& args, const QString& home) {
+enum class Display { offscreen, none };
+
+Run runApp(const QStringList& args, const QString& home, Display display = Display::offscreen) {
     QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("HOME"), home);
     env.insert(QStringLiteral("XDG_DATA_HOME"), home + QStringLiteral("/data"));
     env.insert(QStringLiteral("XDG_CONFIG_HOME"), home + QStringLiteral("/config"));
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    if (display == Display::offscreen) {
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    } else {
+        for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"}) env.remove(QString::fromLatin1(name));
+    }
     p.setProcessEnvironment(env);
     p.start(QStringLiteral(LOCKSCOPE_APP_PATH), args);
     Run r;
@@ -31,6 +38,7 @@ Run runApp(const QStringList& args, const QString& home) {
     }
     r.code = p.exitCode();
     r.err = QString::fromUtf8(p.readAllStandardError());
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
     return r;
 }
 
@@ -44,6 +52,17 @@ class TestAppOptions : public QObject {
 
 private slots:
     void initTestCase() { QVERIFY(home_.isValid()); }
+
+    // On a server over ssh there is no display: asking what the options are must still work.
+    void helpAndVersionNeedNoDisplay() {
+        const Run help = runApp({QStringLiteral("--help")}, home_.path(), Display::none);
+        QVERIFY2(help.finished, "lockscope --help did not exit");
+        QVERIFY2(help.code == 0, qPrintable(QStringLiteral("exit %1: %2").arg(help.code).arg(help.err)));
+        QVERIFY2(help.out.contains(QStringLiteral("--dsn")), qPrintable(help.out + help.err));
+        const Run version = runApp({QStringLiteral("--version")}, home_.path(), Display::none);
+        QVERIFY2(version.finished && version.code == 0, qPrintable(version.err));
+        QVERIFY2(version.out.contains(QStringLiteral("lockscope")), qPrintable(version.out + version.err));
+    }
 
     void unknownTabIsAnError() {
         const Run r = runApp({QStringLiteral("--catalog"), catalog(), QStringLiteral("--tab"), QStringLiteral("bogus")}, home_.path());
