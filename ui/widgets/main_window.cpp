@@ -37,6 +37,7 @@
 #include "stores/name_import.hpp"
 #include "widgets/catalog_panel.hpp"
 #include "widgets/connection_dialog.hpp"
+#include "widgets/locks_view_layout.hpp"
 #include "widgets/my_locks_panel.hpp"
 #include "widgets/name_input.hpp"
 #include "widgets/plain_message_box.hpp"
@@ -88,12 +89,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     view_->setTextElideMode(Qt::ElideMiddle);
     view_->setSelectionBehavior(QAbstractItemView::SelectRows);
     view_->setContextMenuPolicy(Qt::CustomContextMenu);
-    view_->header()->setSectionResizeMode(QHeaderView::Interactive);
-    const std::pair<int, int> widths[] = {{LocksModel::Name, 280}, {LocksModel::Key, 165}, {LocksModel::Mode, 75},
-                                          {LocksModel::Holders, 125}, {LocksModel::State, 125},
-                                          {LocksModel::Application, 190}, {LocksModel::User, 70},
-                                          {LocksModel::Client, 60}, {LocksModel::HeldFor, 90}};
-    for (const auto& [column, width] : widths) view_->header()->resizeSection(column, width);
+    setUpLocksColumns(*view_);
 
     tabs_ = new QTabWidget(this);
     session_ = new SessionPanel(this);
@@ -101,21 +97,16 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     resolver_->setNamesForKey([this](qint64 key) { return catalogNames(key); });
     catalogPanel_ = new CatalogPanel(catalog_, this);
     myLocks_ = new MyLocksPanel(*locks_, *readOnly_, this);
-    tabs_->addTab(session_, tr("Session"));
-    tabs_->addTab(myLocks_, tr("My locks"));
-    tabs_->addTab(resolver_, tr("Resolver"));
-    tabs_->addTab(catalogPanel_, tr("Catalog"));
+    addSidePanel(*tabs_, session_, tr("Session"));
+    addSidePanel(*tabs_, myLocks_, tr("My locks"));
+    addSidePanel(*tabs_, resolver_, tr("Resolver"));
+    addSidePanel(*tabs_, catalogPanel_, tr("Catalog"));
 
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(view_);
     split->addWidget(tabs_);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
-    // The locks view gets most of the width; sizes apply once the window has its real size.
-    QTimer::singleShot(0, split, [split] {
-        const int width = split->width();
-        split->setSizes({width * 7 / 10, width - width * 7 / 10});
-    });
+    split->setObjectName(QStringLiteral("locksSplitter"));
+    setUpSidePanelSplitter(*split, QStringLiteral("mainWindow/sidePanel"));
     charts_ = new charts::ChartsPanel(this);
     charts_->setNameResolver([this](std::int64_t key) -> std::optional<QByteArray> {
         const QList<QByteArray>& names = names_->names(key);
@@ -291,10 +282,10 @@ bool MainWindow::showTab(const QString& name) {
         return true;
     }
     if (name == QLatin1String("locks")) return true;
-    if (name == QLatin1String("resolver")) tabs_->setCurrentWidget(resolver_);
-    else if (name == QLatin1String("catalog")) tabs_->setCurrentWidget(catalogPanel_);
-    else if (name == QLatin1String("mylocks")) tabs_->setCurrentWidget(myLocks_);
-    else tabs_->setCurrentWidget(session_);
+    if (name == QLatin1String("resolver")) showSidePanel(*tabs_, resolver_);
+    else if (name == QLatin1String("catalog")) showSidePanel(*tabs_, catalogPanel_);
+    else if (name == QLatin1String("mylocks")) showSidePanel(*tabs_, myLocks_);
+    else showSidePanel(*tabs_, session_);
     return true;
 }
 
@@ -395,7 +386,7 @@ void MainWindow::showContextMenu(const QPoint& pos) {
     const QString keyText = index.siblingAtColumn(LocksModel::Key).data().toString();
     menu.addAction(tr("Open in resolver"), this, [this, key, keyText] {
         resolver_->setText(keyText.isEmpty() ? QString::number(key) : keyText);
-        tabs_->setCurrentWidget(resolver_);
+        showSidePanel(*tabs_, resolver_);
     });
     addBackendActions(menu, index);
     menu.exec(view_->viewport()->mapToGlobal(pos));
