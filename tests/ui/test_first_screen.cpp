@@ -2,24 +2,71 @@
 // and the side panel keeps the width it was given; Waiters sits next to Name and one click sorts
 // the most waiters first.
 #include <QApplication>
+#include <set>
 #include <QHeaderView>
+#include <QLabel>
 #include <QMouseEvent>
+#include <QPushButton>
 #include <QSettings>
 #include <QSplitter>
 #include <QTemporaryDir>
 #include <QTreeView>
 #include <QtTest>
 
+#include "models/lock_summary.hpp"
 #include "models/locks_model.hpp"
+#include "pg_conn.hpp"
+#include "pglock/key.hpp"
+#include "poller/poller.hpp"
+#include "poller_wait.hpp"
+#include "widgets/summary_strip.hpp"
 #include "pg_test_env.hpp"
 #include "stores/catalog_store.hpp"
 #include "widgets/main_window.hpp"
 
 using lockscope::LocksModel;
+using Conn = pglock::test::PgConn;
+using namespace pglock::monitor;
 
 namespace {
 
 constexpr auto kSidePanelKey = "mainWindow/sidePanel";
+
+// The result with only the locks of `keys`: other tests may hold locks on the same server.
+lockscope::PollResult onlyKeys(const lockscope::PollResult& r, const std::set<std::int64_t>& keys) {
+    lockscope::PollResult out = r;
+    auto snap = std::make_shared<Snapshot>(*r.snapshot);
+    std::erase_if(snap->locks, [&](const LockEntry& e) { return e.form != KeyForm::bigint || !keys.contains(e.key); });
+    out.snapshot = snap;
+    return out;
+}
+
+const LockEntry* lockOf(const Snapshot& s, std::int64_t key) {
+    for (const auto& e : s.locks)
+        if (e.form == KeyForm::bigint && e.key == key) return &e;
+    return nullptr;
+}
+
+// Three sessions on the test server: `held` holds a session lock another session waits for
+// (with a snapshot, so it pins xmin), `idle` holds a transaction lock and sits idle in it.
+struct Contention {
+    std::int64_t held, idleKey;
+    Conn holder, idle, waiter;
+    Contention(const std::string& dsn, const std::string& tag)
+        : held(pglock::key_of("first-screen.held." + tag)), idleKey(pglock::key_of("first-screen.idle." + tag)),
+          holder(dsn), idle(dsn), waiter(dsn) {}
+    bool start() {
+        if (!holder.ok() || !idle.ok() || !waiter.ok()) return false;
+        holder.one("SELECT pg_advisory_lock(" + std::to_string(held) + ")");
+        idle.one("BEGIN");
+        idle.one("SELECT pg_advisory_xact_lock(" + std::to_string(idleKey) + ")");
+        return PQsendQuery(waiter.c, ("SELECT pg_advisory_lock(" + std::to_string(held) + ")").c_str()) == 1;
+    }
+    ~Contention() {
+        holder.one("SELECT pg_advisory_unlock_all()");  // the waiter gets it, then its session ends
+        idle.one("ROLLBACK");
+    }
+};
 
 QSplitter* locksSplitter(lockscope::MainWindow& window) { return window.findChild<QSplitter*>(QStringLiteral("locksSplitter")); }
 
@@ -101,6 +148,73 @@ private slots:
         // The second click turns it around, as anywhere else.
         QTest::mouseClick(header->viewport(), Qt::LeftButton, Qt::NoModifier, waiters);
         QCOMPARE(header->sortIndicatorOrder(), Qt::AscendingOrder);
+    }
+
+    // The summary from a real poll: one lock with a waiter pinning xmin, one holder idle in
+    // transaction, the longest wait naming the contended lock.
+    void summary_of_a_real_poll() {
+        Contention c(dsn_, "summary");
+        QVERIFY(c.start());
+        lockscope::Poller poller;
+        poller.setInterval(std::chrono::milliseconds(250));
+        poller.start(QString::fromStdString(dsn_));
+        // Long enough that every threshold below (0.5 s) is passed.
+        const auto result = pglock::test::waitForResult(
+            this, poller,
+            [&](const lockscope::PollResultPtr& r) {
+                const LockEntry* e = lockOf(*r->snapshot, c.held);
+                return e && !e->waiters.empty() && e->waiters.front().wait_start &&
+                       r->snapshot->server_now - *e->waiters.front().wait_start > 1.0 && lockOf(*r->snapshot, c.idleKey);
+            },
+            std::chrono::seconds(10));
+        QVERIFY2(result, "no poll saw the waiter wait for a second");
+        const lockscope::SummaryThresholds low{0.5, 0.5, 0.5, 0.5};
+        const auto mine = onlyKeys(*result, {c.held, c.idleKey});
+        const lockscope::LockSummary summary = lockscope::summarize(mine, low);
+        QCOMPARE(summary.locksHeld, 2);
+        QCOMPARE(summary.sessionsWaiting, 1);
+        QVERIFY(summary.longestWait.has_value());
+        QCOMPARE(pglock::key_of(summary.longestWait->lock.tag), c.held);
+        QCOMPARE(summary.longestWait->pid, PQbackendPID(c.waiter.c));
+        QVERIFY2(summary.longestWait->seconds > 1.0, qPrintable(QString::number(summary.longestWait->seconds)));
+        QCOMPARE(summary.longWaits, 1);
+        QCOMPARE(summary.idleInTransactionHolders, 1);
+        QCOMPARE(summary.xminPins, 1);
+        QCOMPARE(summary.longHolds, 2);
+        // The same poll under the default thresholds: nothing over them yet.
+        const lockscope::LockSummary calm = lockscope::summarize(mine, lockscope::SummaryThresholds{});
+        QCOMPARE(calm.longWaits, 0);
+        QCOMPARE(calm.idleInTransactionHolders, 0);
+        QCOMPARE(calm.longHolds, 0);
+    }
+
+    // In the window: the strip counts the waiter, and a click on the longest wait selects its lock.
+    void summary_strip_selects_the_longest_wait() {
+        Contention c(dsn_, "strip");
+        QVERIFY(c.start());
+        lockscope::CatalogStore catalog(dir_.filePath(QStringLiteral("catalog.sqlite")));
+        lockscope::MainWindow window(catalog);
+        window.resize(1440, 780);
+        window.show();
+        window.poller().setInterval(std::chrono::milliseconds(250));
+        window.connectTo(QString::fromStdString(dsn_));
+        auto& strip = window.summaryStrip();
+        QTRY_VERIFY_WITH_TIMEOUT(strip.summary().longestWait.has_value() && window.locksModel().indexOfLock(strip.summary().longestWait->lock).isValid(), 10000);
+        auto* waiting = strip.findChild<QLabel*>(QStringLiteral("summaryWaiting"));
+        QVERIFY(waiting && waiting->text().contains(QStringLiteral("waiting")));
+        const LockId longest = strip.summary().longestWait->lock;
+        auto* button = strip.findChild<QPushButton*>(QStringLiteral("summaryLongestWait"));
+        QVERIFY(button && button->isEnabled());
+        QVERIFY2(button->text().contains(window.locksModel().indexOfLock(longest, LocksModel::Name).data().toString()), qPrintable(button->text()));
+        button->click();
+        const QModelIndex current = window.locksView().currentIndex();
+        QVERIFY(current.isValid());
+        QCOMPARE(current.data(LocksModel::LockIdRole).value<LockId>(), longest);
+        // The row with waiters says so in its Waiters cell: a tint and an icon, and its count.
+        const QModelIndex waitersCell = current.siblingAtColumn(LocksModel::Waiters);
+        QVERIFY(waitersCell.data(Qt::BackgroundRole).value<QColor>().isValid());
+        QVERIFY(!waitersCell.data(Qt::DecorationRole).value<QIcon>().isNull());
+        QVERIFY(!waitersCell.data().toString().isEmpty());
     }
 };
 

@@ -16,6 +16,7 @@
 #include <QTabWidget>
 #include <QToolBar>
 #include <QTreeView>
+#include <QVBoxLayout>
 
 #include "actions/backend_actions.hpp"
 #include "actions/lock_controller.hpp"
@@ -43,6 +44,8 @@
 #include "widgets/plain_message_box.hpp"
 #include "widgets/resolver_panel.hpp"
 #include "widgets/session_panel.hpp"
+#include "widgets/summary_strip.hpp"
+#include "theme/app_palette.hpp"
 
 namespace lockscope {
 
@@ -116,7 +119,20 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     mainTabs_ = new QTabWidget(this);
     mainTabs_->setObjectName(QStringLiteral("mainTabs"));
     mainTabs_->setDocumentMode(true);
-    mainTabs_->addTab(split, tr("Locks"));
+    summary_ = new SummaryStrip(
+        [this](const pglock::monitor::LockId& id) {
+            const QModelIndex index = model_->indexOfLock(id, LocksModel::Name);
+            return index.isValid() ? index.data().toString() : tr("key %1").arg(pglock::key_of(id.tag));
+        },
+        this);
+    connect(summary_, &SummaryStrip::longestWaitClicked, this, [this](const pglock::monitor::LockId& id) { selectLock(id); });
+    auto* locksPage = new QWidget(this);
+    auto* locksColumn = new QVBoxLayout(locksPage);
+    locksColumn->setContentsMargins(0, 0, 0, 0);
+    locksColumn->setSpacing(2);
+    locksColumn->addWidget(summary_);
+    locksColumn->addWidget(split, 1);
+    mainTabs_->addTab(locksPage, tr("Locks"));
     mainTabs_->addTab(charts_, tr("Charts"));
     // Every hold and wait the monitor sees ends up in a per-server SQLite file, written on the
     // recorder's own thread.
@@ -241,6 +257,7 @@ void MainWindow::connectTo(const QString& conninfo, const QString& password, con
     connectionLabel_ = label.isEmpty() ? (server.isEmpty() ? tr("(unparsable connection string)") : server) : label;
     latest_.reset();
     model_->clear();
+    summary_->clear();
     model_->setStale(false);
     lastPollTime_.clear();
     while (!chartQueue_.empty()) {
@@ -297,6 +314,7 @@ void MainWindow::onResult(const PollResultPtr& result) {
     // A result that adds thousands of locks (the first poll, a reconnect) reaches the locks view
     // over several event-loop turns (StagedSnapshotFeeder); the labels below count the whole result.
     feeder_->feed(result->snapshot);
+    summary_->show(summarize(*result, summaryThresholds()), summaryThresholds());
     // The charts take the result in a later event-loop turn, not in this one: the first poll of
     // 10,000 locks would otherwise be one block of locks model + 10,000 timeline lanes, and every
     // later poll would add the charts' merge to the model's. Every result reaches them, in order
@@ -354,7 +372,21 @@ void MainWindow::onState(PollState state, const QString& message) {
         pollLabel_->setText(tr("stale: as of %1").arg(lastPollTime_));
     }
     stateLabel_->setText(text);
-    stateLabel_->setStyleSheet(state == PollState::disconnected ? QStringLiteral("color: #b00020") : QString());
+    stateLabel_->setStyleSheet(state == PollState::disconnected ? QStringLiteral("color: %1").arg(theme::errorText().name()) : QString());
+}
+
+SummaryThresholds MainWindow::summaryThresholds() const {
+    return {model_->longWaitThreshold(), model_->longHoldThreshold(), model_->idleInTransactionThreshold(), model_->xminPinThreshold()};
+}
+
+void MainWindow::selectLock(const pglock::monitor::LockId& id) {
+    const QModelIndex index = proxy_->mapFromSource(model_->indexOfLock(id));
+    if (!index.isValid()) return;  // filtered out, or not in the view yet
+    mainTabs_->setCurrentIndex(0);
+    view_->expand(index);
+    view_->setCurrentIndex(index);
+    view_->scrollTo(index);
+    view_->setFocus();
 }
 
 void MainWindow::onSelection() {

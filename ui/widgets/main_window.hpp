@@ -12,6 +12,7 @@
 #include <deque>
 #include <memory>
 
+#include "models/lock_summary.hpp"
 #include "poller/poll_result.hpp"
 #include "poller/poller.hpp"
 #include "stores/profile_store.hpp"
@@ -51,6 +52,7 @@ class LocksFilterProxy;
 class LocksModel;
 class ResolverPanel;
 class SessionPanel;
+class SummaryStrip;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -84,6 +86,9 @@ public:
     MetricsScraper& metricsScraper() { return *scraper_; }
     MetricsModel& metricsModel() { return *metricsModel_; }
     history::HistoryRecorder& historyRecorder() { return *history_; }
+    SummaryStrip& summaryStrip() { return *summary_; }
+    // Shows the Locks tab with this lock's row selected and expanded (no-op when it is not in view).
+    void selectLock(const pglock::monitor::LockId& id);
     // The take-lock dialog, prefilled; the lock is taken when the operator confirms.
     void takeLock(const QByteArray& name = {});
 
@@ -99,6 +104,7 @@ private:
     // `message` with the secrets of the current connection string masked (libpq may quote it).
     QString redacted(const QString& message) const;
     void onSelection();
+    SummaryThresholds summaryThresholds() const;
     void showContextMenu(const QPoint& pos);
     void nameUnknownKey(qint64 key, const QString& start = {});  // start: prefills the field
     // main_window_actions.cpp: the operator's actions on the server.
@@ -126,6 +132,7 @@ private:
     history::HistoryRecorder* history_;
     history::HistoryPanel* historyPanel_;
     SessionPanel* session_;
+    SummaryStrip* summary_;
     ResolverPanel* resolver_;
     CatalogPanel* catalogPanel_;
     QLineEdit* filter_;
