@@ -7,6 +7,12 @@
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPushButton>
+#include <QAction>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
 #include <QSettings>
 #include <QSplitter>
 #include <QTemporaryDir>
@@ -19,7 +25,10 @@
 #include "pglock/key.hpp"
 #include "poller/poller.hpp"
 #include "poller_wait.hpp"
+#include "widgets/shortcuts_dialog.hpp"
 #include "widgets/summary_strip.hpp"
+#include "widgets/take_lock_dialog.hpp"
+#include "actions/read_only_switch.hpp"
 #include "pg_test_env.hpp"
 #include "stores/catalog_store.hpp"
 #include "widgets/main_window.hpp"
@@ -81,6 +90,29 @@ void dragHandle(QSplitter& split, int dx) {
     QApplication::sendEvent(handle, &move);
     QMouseEvent release(QEvent::MouseButtonRelease, end, handle->mapToGlobal(end), Qt::LeftButton, Qt::NoButton, Qt::NoModifier);
     QApplication::sendEvent(handle, &release);
+}
+
+// Runs `act` on the first visible message box as soon as one shows up (exec() blocks the test),
+// within about five seconds.
+void whenBoxShown(std::function<void(QMessageBox*)> act, int attemptsLeft = 200) {
+    QTimer::singleShot(25, [act, attemptsLeft] {
+        for (QWidget* w : QApplication::topLevelWidgets()) {
+            if (auto* box = qobject_cast<QMessageBox*>(w); box && box->isVisible()) {
+                act(box);
+                return;
+            }
+        }
+        if (attemptsLeft > 0) whenBoxShown(act, attemptsLeft - 1);
+    });
+}
+
+// The top-level row of the lock with `key` in the window's view, or an invalid index.
+QModelIndex rowOfKey(QTreeView& view, std::int64_t key) {
+    for (int row = 0; row < view.model()->rowCount(); ++row) {
+        const QModelIndex i = view.model()->index(row, 0);
+        if (i.data(LocksModel::KeyRole).toLongLong() == key) return i;
+    }
+    return {};
 }
 
 }  // namespace
@@ -215,6 +247,80 @@ private slots:
         QVERIFY(waitersCell.data(Qt::BackgroundRole).value<QColor>().isValid());
         QVERIFY(!waitersCell.data(Qt::DecorationRole).value<QIcon>().isNull());
         QVERIFY(!waitersCell.data().toString().isEmpty());
+    }
+
+    // Every standard key does what the Help dialog says, and the dialog lists them from the actions.
+    void keyboard_shortcuts_trigger_their_actions() {
+        Contention c(dsn_, "keys");
+        QVERIFY(c.start());
+        lockscope::CatalogStore catalog(dir_.filePath(QStringLiteral("catalog.sqlite")));
+        lockscope::MainWindow window(catalog);
+        window.resize(1440, 780);
+        window.show();
+        QApplication::setActiveWindow(&window);
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+        window.poller().setInterval(std::chrono::seconds(60));  // only F5 polls again
+        QSignalSpy polls(&window.poller(), &lockscope::Poller::resultReady);
+        window.connectTo(QString::fromStdString(dsn_));
+        QTreeView& view = window.locksView();
+        QTRY_VERIFY_WITH_TIMEOUT(rowOfKey(view, c.held).isValid(), 10000);
+
+        // F5: a poll now, not in a minute.
+        const int before = static_cast<int>(polls.count());
+        QTest::keyClick(&window, Qt::Key_F5);
+        QTRY_VERIFY_WITH_TIMEOUT(polls.count() > before, 5000);
+
+        // Ctrl+F: the filter field, text selected.
+        QTest::keyClick(&window, Qt::Key_F, Qt::ControlModifier);
+        auto* filter = window.findChild<QLineEdit*>(QStringLiteral("locksFilter"));
+        QVERIFY(filter);
+        QTRY_VERIFY(filter->hasFocus());
+
+        // Ctrl+2 .. Ctrl+1: the main tabs.
+        auto* tabs = window.findChild<QTabWidget*>(QStringLiteral("mainTabs"));
+        QVERIFY(tabs);
+        QTest::keyClick(&window, Qt::Key_2, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 1);
+        QTest::keyClick(&window, Qt::Key_1, Qt::ControlModifier);
+        QCOMPARE(tabs->currentIndex(), 0);
+
+        // Ctrl+T: the take-lock dialog (cancelled here).
+        bool dialogShown = false;
+        QTimer::singleShot(300, [&dialogShown] {
+            for (QWidget* w : QApplication::topLevelWidgets()) {
+                if (auto* d = qobject_cast<lockscope::TakeLockDialog*>(w); d && d->isVisible()) {
+                    dialogShown = true;
+                    d->reject();
+                }
+            }
+        });
+        QTest::keyClick(&window, Qt::Key_T, Qt::ControlModifier);
+        QTRY_VERIFY(dialogShown);
+        window.readOnlySwitch().set(true);
+        QApplication::setActiveWindow(&window);
+        QVERIFY(QTest::qWaitForWindowActive(&window));
+
+        // Del on the holder's row: refused in read-only mode, asked for otherwise (and cancelled).
+        view.setFocus();
+        view.setCurrentIndex(rowOfKey(view, c.held));
+        QTest::keyClick(&view, Qt::Key_Delete);
+        QVERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("turn it off to terminate")), qPrintable(window.statusBar()->currentMessage()));
+        window.readOnlySwitch().set(false);
+        QString asked;
+        whenBoxShown([&asked](QMessageBox* box) {
+            asked = box->text();
+            box->button(QMessageBox::Cancel)->click();
+        });
+        QTest::keyClick(&view, Qt::Key_Delete);
+        QVERIFY2(asked.contains(QStringLiteral("Terminate session of PID %1").arg(PQbackendPID(c.holder.c))), qPrintable(asked));
+        QVERIFY(!c.holder.one("SELECT 1").empty());  // cancelled: the holder's session is still there
+
+        // The Help dialog's rows come from the actions: every key above is in it.
+        QStringList keys;
+        for (const auto& [what, key] : lockscope::shortcutRows(window)) keys << key;
+        for (const char* k : {"Ctrl+F", "F5", "Ctrl+T", "Del", "Ctrl+1", "Ctrl+4"})
+            QVERIFY2(keys.contains(QString::fromLatin1(k)), qPrintable(keys.join(QStringLiteral(" | "))));
+        QVERIFY(!view.accessibleName().isEmpty());
     }
 };
 

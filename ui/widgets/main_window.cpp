@@ -162,6 +162,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
 
     buildActions();
     buildStatusBar();
+    buildKeyboard();
 
     connect(&poller_, &Poller::resultReady, this, &MainWindow::onResult);
     connect(&poller_, &Poller::resultReady, history_, &history::HistoryRecorder::record);

@@ -98,6 +98,8 @@ protected:
 private:
     void buildActions();
     void buildStatusBar();
+    void buildKeyboard();  // main_window_keys.cpp
+    void terminateSelectedHolder();
     void onResult(const PollResultPtr& result);
     void feedCharts();
     void onState(PollState state, const QString& message);
