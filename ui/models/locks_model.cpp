@@ -858,7 +858,7 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
             return tip;
         }
         case Waiters:
-            return e.waiters.empty() ? QVariant() : QVariant(tr("%n session(s) waiting for this lock", nullptr, static_cast<int>(e.waiters.size())));
+            return e.waiters.empty() ? QVariant() : QVariant(e.waiters.size() == 1 ? tr("1 session waiting for this lock") : tr("%1 sessions waiting for this lock").arg(e.waiters.size()));
         case Key:
             return tr("pg_locks: classid %1, objid %2, objsubid %3").arg(row.id.tag.classid).arg(row.id.tag.objid).arg(pair ? 2 : 1);
         case Holders:

@@ -64,20 +64,34 @@ struct ColumnWidth {
     int max;
 };
 
-// Sum of the initial widths 1,090 px: every column is in view at 1440 px beside the side panel.
+// Sum of the initial widths 1,095 px: every column is in view at 1440 px beside the side panel.
+// Holders and Held for fit a waiter's "blocked by 12345" and "waiting 12.3 s" at their minimum.
 constexpr ColumnWidth kWidths[] = {
-    {LocksModel::Name, 230, 140, 360},    {LocksModel::Waiters, 70, 60, 90},      {LocksModel::Key, 140, 90, 170},
-    {LocksModel::Mode, 75, 60, 90},       {LocksModel::Holders, 95, 70, 170},     {LocksModel::State, 120, 80, 170},
-    {LocksModel::Application, 140, 90, 220}, {LocksModel::User, 70, 50, 120},     {LocksModel::Client, 70, 50, 170},
-    {LocksModel::HeldFor, 90, 80, 170},
+    {LocksModel::Name, 210, 140, 360},    {LocksModel::Waiters, 70, 60, 90},      {LocksModel::Key, 140, 90, 170},
+    {LocksModel::Mode, 75, 60, 90},       {LocksModel::Holders, 105, 105, 170},     {LocksModel::State, 115, 80, 170},
+    {LocksModel::Application, 135, 90, 220}, {LocksModel::User, 70, 50, 120},     {LocksModel::Client, 70, 50, 170},
+    {LocksModel::HeldFor, 105, 105, 170},
 };
 
 void fitColumns(QTreeView& view) {
     QHeaderView* header = view.header();
     const QAbstractItemView& asView = view;  // QTreeView makes its override protected
+    int total = 0;
     for (const ColumnWidth& w : kWidths) {
         const int content = std::max(asView.sizeHintForColumn(w.column), header->sectionSizeHint(w.column));
         header->resizeSection(w.column, std::clamp(content, w.min, w.max));
+        total += header->sectionSize(w.column);
+    }
+    // Every column in view beats a wide one: long text gives way first (it is elided, and its
+    // tooltip or the session panel has all of it), Held for and Waiters never scroll away.
+    int over = total - view.viewport()->width();
+    for (const int column : {LocksModel::Application, LocksModel::Name, LocksModel::Client, LocksModel::State}) {
+        if (over <= 0) break;
+        const auto it = std::find_if(std::begin(kWidths), std::end(kWidths), [column](const ColumnWidth& w) { return w.column == column; });
+        const int give = std::min(over, header->sectionSize(column) - it->min);
+        if (give <= 0) continue;
+        header->resizeSection(column, header->sectionSize(column) - give);
+        over -= give;
     }
 }
 

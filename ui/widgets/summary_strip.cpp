@@ -7,6 +7,7 @@
 
 #include "models/locks_model.hpp"
 #include "theme/app_palette.hpp"
+#include "widgets/name_input.hpp"
 
 namespace lockscope {
 
@@ -67,10 +68,10 @@ void SummaryStrip::clear() { show(LockSummary{}, thresholds_); }
 void SummaryStrip::show(const LockSummary& summary, const SummaryThresholds& thresholds) {
     summary_ = summary;
     thresholds_ = thresholds;
-    held_->setText(tr("%n lock(s) held", nullptr, summary.locksHeld) +
+    held_->setText(tr("%1 held").arg(counted(summary.locksHeld, tr("lock"), tr("locks"))) +
                    (summary.longHolds ? tr(" (%1 over %2)").arg(summary.longHolds).arg(LocksModel::formatDuration(thresholds.longHold))
                                       : QString()));
-    waiting_->setText(summary.sessionsWaiting ? tr("⚠ %n session(s) waiting", nullptr, summary.sessionsWaiting)
+    waiting_->setText(summary.sessionsWaiting ? tr("⚠ %1 waiting").arg(counted(summary.sessionsWaiting, tr("session"), tr("sessions")))
                                               : tr("no session waiting"));
     if (summary.longestWait) {
         const auto& w = *summary.longestWait;
@@ -82,9 +83,9 @@ void SummaryStrip::show(const LockSummary& summary, const SummaryThresholds& thr
         longest_->setText(tr("Longest wait: none"));
         longest_->setEnabled(false);
     }
-    idle_->setText(tr("%n idle in transaction", nullptr, summary.idleInTransactionHolders) +
+    idle_->setText(tr("%1 idle in transaction").arg(counted(summary.idleInTransactionHolders, tr("holder"), tr("holders"))) +
                    tr(" over %1").arg(LocksModel::formatDuration(thresholds.idleInTransaction)));
-    xmin_->setText(tr("%n pin(s) xmin", nullptr, summary.xminPins));
+    xmin_->setText(summary.xminPins == 1 ? tr("1 waiter pins xmin") : tr("%1 waiters pin xmin").arg(summary.xminPins));
     idle_->setToolTip(tr("Sessions holding an advisory lock while idle in transaction longer than the threshold (Settings)"));
     xmin_->setToolTip(tr("Waiters whose snapshot has held back VACUUM's xmin horizon longer than %1")
                           .arg(LocksModel::formatDuration(thresholds.xminPin)));
