@@ -27,6 +27,10 @@
 #include "poller_wait.hpp"
 #include "widgets/shortcuts_dialog.hpp"
 #include "widgets/summary_strip.hpp"
+#include "widgets/settings_dialog.hpp"
+#include "theme/app_palette.hpp"
+#include <QComboBox>
+#include <QDoubleSpinBox>
 #include "widgets/take_lock_dialog.hpp"
 #include "actions/read_only_switch.hpp"
 #include "pg_test_env.hpp"
@@ -130,6 +134,7 @@ private slots:
         QVERIFY(dir_.isValid());
         QStandardPaths::setTestModeEnabled(true);  // QSettings go to a scratch place
         QSettings().remove(QString::fromLatin1(kSidePanelKey));
+        QSettings().remove(QStringLiteral("settings"));
     }
 
     void lock_list_gets_the_room_and_the_side_panel_remembers_its_width() {
@@ -325,6 +330,46 @@ private slots:
         for (const char* k : {"Ctrl+F", "F5", "Ctrl+T", "Del", "Ctrl+1", "Ctrl+4"})
             QVERIFY2(keys.contains(QString::fromLatin1(k)), qPrintable(keys.join(QStringLiteral(" | "))));
         QVERIFY(!view.accessibleName().isEmpty());
+    }
+
+    // Settings: the dialog saves what it shows, applies it at once, and the next window starts with it.
+    void settings_are_applied_live_and_kept() {
+        qunsetenv("LOCKSCOPE_THEME");
+        lockscope::CatalogStore catalog(dir_.filePath(QStringLiteral("catalog.sqlite")));
+        {
+            lockscope::MainWindow window(catalog);
+            window.show();
+            QCOMPARE(window.locksModel().idleInTransactionThreshold(), 30.0);  // the default
+            bool edited = false;
+            QTimer::singleShot(100, [&edited] {
+                for (QWidget* w : QApplication::topLevelWidgets()) {
+                    auto* d = qobject_cast<lockscope::SettingsDialog*>(w);
+                    if (!d || !d->isVisible()) continue;
+                    d->findChild<QDoubleSpinBox*>(QStringLiteral("settingsLongWait"))->setValue(2);
+                    d->findChild<QDoubleSpinBox*>(QStringLiteral("settingsLongHold"))->setValue(90);
+                    d->findChild<QDoubleSpinBox*>(QStringLiteral("settingsIdleInTransaction"))->setValue(12);
+                    d->findChild<QDoubleSpinBox*>(QStringLiteral("settingsPollInterval"))->setValue(2.5);
+                    auto* theme = d->findChild<QComboBox*>(QStringLiteral("settingsTheme"));
+                    theme->setCurrentIndex(theme->findData(QStringLiteral("dark")));
+                    edited = true;
+                    d->accept();
+                }
+            });
+            window.openSettings();
+            QVERIFY(edited);
+            QCOMPARE(window.locksModel().longWaitThreshold(), 2.0);
+            QCOMPARE(window.locksModel().longHoldThreshold(), 90.0);
+            QCOMPARE(window.locksModel().idleInTransactionThreshold(), 12.0);
+            QCOMPARE(window.findChild<QDoubleSpinBox*>(QStringLiteral("pollInterval"))->value(), 2.5);
+            QVERIFY(lockscope::theme::isDark());
+        }
+        lockscope::MainWindow next(catalog);
+        QCOMPARE(next.locksModel().idleInTransactionThreshold(), 12.0);
+        QCOMPARE(next.findChild<QDoubleSpinBox*>(QStringLiteral("pollInterval"))->value(), 2.5);
+        // Back to the defaults for whatever runs next.
+        lockscope::theme::apply(lockscope::theme::Mode::system);
+        QVERIFY(!lockscope::theme::isDark());
+        QSettings().remove(QStringLiteral("settings"));
     }
 };
 

@@ -163,6 +163,8 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     buildActions();
     buildStatusBar();
     buildKeyboard();
+    applySettings(AppSettings::load());
+    interval_->setValue(settings_.pollIntervalSeconds);
 
     connect(&poller_, &Poller::resultReady, this, &MainWindow::onResult);
     connect(&poller_, &Poller::resultReady, history_, &history::HistoryRecorder::record);

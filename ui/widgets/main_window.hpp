@@ -15,6 +15,7 @@
 #include "models/lock_summary.hpp"
 #include "poller/poll_result.hpp"
 #include "poller/poller.hpp"
+#include "stores/app_settings.hpp"
 #include "stores/profile_store.hpp"
 
 class QDoubleSpinBox;
@@ -91,6 +92,11 @@ public:
     void selectLock(const pglock::monitor::LockId& id);
     // The take-lock dialog, prefilled; the lock is taken when the operator confirms.
     void takeLock(const QByteArray& name = {});
+    // Settings (main_window_keys.cpp): the dialog saves and applies them; applySettings() applies
+    // them live (thresholds, theme) without saving.
+    void openSettings();
+    void applySettings(const AppSettings& settings);
+    const AppSettings& settings() const { return settings_; }
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -160,7 +166,8 @@ private:
     BackendActions* backends_;
     MyLocksPanel* myLocks_;
     QAction* readOnlyAction_ = nullptr;
-    bool leaving_ = false;  // the close was confirmed and the locks are let go
+    bool leaving_ = false;
+    AppSettings settings_;  // the close was confirmed and the locks are let go
 };
 
 }  // namespace lockscope

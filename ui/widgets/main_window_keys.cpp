@@ -13,7 +13,11 @@
 #include "actions/read_only_switch.hpp"
 #include "models/locks_model.hpp"
 #include "widgets/main_window.hpp"
+#include "history/history_recorder.hpp"
+#include "theme/app_palette.hpp"
+#include "widgets/settings_dialog.hpp"
 #include "widgets/shortcuts_dialog.hpp"
+#include "widgets/summary_strip.hpp"
 
 namespace lockscope {
 
@@ -52,6 +56,12 @@ void MainWindow::buildKeyboard() {
     view_->addAction(terminate);
     connect(terminate, &QAction::triggered, this, &MainWindow::terminateSelectedHolder);
 
+    view->addSeparator();
+    auto* settings = view->addAction(tr("Settings…"));
+    settings->setObjectName(QStringLiteral("settingsAction"));
+    settings->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
+    connect(settings, &QAction::triggered, this, &MainWindow::openSettings);
+
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     auto* shortcuts = help->addAction(tr("Keyboard shortcuts"));
     shortcuts->setObjectName(QStringLiteral("shortcutsAction"));
@@ -63,6 +73,28 @@ void MainWindow::buildKeyboard() {
     interval_->setAccessibleName(tr("Poll interval"));
     mainTabs_->setAccessibleName(tr("Views"));
     tabs_->setAccessibleName(tr("Side panels"));
+}
+
+void MainWindow::openSettings() {
+    SettingsDialog dialog(settings_, history_->isOpen() ? history_->retentionDays() : 0, this);
+    if (dialog.exec() != QDialog::Accepted) return;
+    const AppSettings chosen = dialog.settings();
+    chosen.save();
+    if (dialog.retentionDays() > 0 && dialog.retentionDays() != history_->retentionDays()) history_->setRetentionDays(dialog.retentionDays());
+    // The interval in the toolbar follows a new default; an unchanged default leaves what was set there.
+    const bool newInterval = chosen.pollIntervalSeconds != settings_.pollIntervalSeconds;
+    applySettings(chosen);
+    if (newInterval) interval_->setValue(chosen.pollIntervalSeconds);
+}
+
+void MainWindow::applySettings(const AppSettings& settings) {
+    settings_ = settings;
+    model_->setLongWaitThreshold(settings.longWaitSeconds);
+    model_->setLongHoldThreshold(settings.longHoldSeconds);
+    model_->setIdleInTransactionThreshold(settings.idleInTransactionSeconds);
+    // LOCKSCOPE_THEME (screenshots) wins over the setting.
+    if (!theme::modeFromEnvironment() && settings.theme != theme::current()) theme::apply(settings.theme);
+    if (latest_) summary_->show(summarize(*latest_, summaryThresholds()), summaryThresholds());
 }
 
 void MainWindow::terminateSelectedHolder() {
