@@ -67,9 +67,9 @@ struct ColumnWidth {
 // Sum of the initial widths 1,095 px: every column is in view at 1440 px beside the side panel.
 // Holders and Held for fit a waiter's "blocked by 12345" and "waiting 12.3 s" at their minimum.
 constexpr ColumnWidth kWidths[] = {
-    {LocksModel::Name, 210, 140, 360},    {LocksModel::Waiters, 70, 60, 90},      {LocksModel::Key, 140, 90, 170},
-    {LocksModel::Mode, 75, 60, 90},       {LocksModel::Holders, 105, 105, 170},     {LocksModel::State, 115, 80, 170},
-    {LocksModel::Application, 135, 90, 220}, {LocksModel::User, 70, 50, 120},     {LocksModel::Client, 70, 50, 170},
+    {LocksModel::Name, 205, 140, 360},    {LocksModel::Waiters, 70, 60, 90},      {LocksModel::Key, 140, 90, 170},
+    {LocksModel::Mode, 75, 60, 90},       {LocksModel::Holders, 115, 115, 170},     {LocksModel::State, 115, 80, 170},
+    {LocksModel::Application, 130, 90, 220}, {LocksModel::User, 70, 50, 120},     {LocksModel::Client, 70, 50, 170},
     {LocksModel::HeldFor, 105, 105, 170},
 };
 
