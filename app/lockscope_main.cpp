@@ -18,6 +18,7 @@
 #include "pglock/conninfo.hpp"
 #include "pglock/conninfo_secrets.hpp"
 #include "stores/catalog_store.hpp"
+#include "theme/app_palette.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/resolver_panel.hpp"
 
@@ -50,6 +51,8 @@ int main(int argc, char** argv) {
     nameTheApplication();
     // Wayland's app_id: the installed lockscope.desktop, whose icon and name the shell then shows.
     QGuiApplication::setDesktopFileName(QStringLiteral("lockscope"));
+    // The platform's light or dark palette, unless LOCKSCOPE_THEME=light|dark forces one (screenshots).
+    if (const auto mode = lockscope::theme::modeFromEnvironment()) lockscope::theme::apply(*mode);
 
     QCommandLineParser cli;
     cli.setApplicationDescription(QStringLiteral("Named PostgreSQL advisory locks: holders, waiters, names."));

@@ -483,6 +483,25 @@ private slots:
         verifyLabelOrder(*timeline);
     }
 
+    // Twenty seconds watched: the axis covers them (and a little more), not 15 empty minutes.
+    void timelineOpensOnWhatItHasSeen() {
+        ChartsPanel panel;
+        panel.resize(1400, 820);
+        panel.show();
+        panel.timelineChart()->setWindowSeconds(900);
+        panel.addPoll(PollBuilder(kT0).hold(1, 100, kT0).make());
+        panel.addPoll(PollBuilder(kT0 + 20).hold(1, 100, kT0).make());
+        panel.timelineChart()->refreshNow();
+        QCOMPARE(panel.timelineChart()->shownTo(), kT0 + 20);
+        QVERIFY2(panel.timelineChart()->shownFrom() >= kT0 - 20,
+                 qPrintable(QStringLiteral("shows from %1 s before the first poll").arg(kT0 - panel.timelineChart()->shownFrom())));
+        QVERIFY(panel.timelineChart()->shownFrom() <= kT0);
+        // Watched longer than the window: the window, as before.
+        panel.addPoll(PollBuilder(kT0 + 1000).hold(1, 100, kT0).make());
+        panel.timelineChart()->refreshNow();
+        QCOMPARE(panel.timelineChart()->shownTo() - panel.timelineChart()->shownFrom(), 900.0);
+    }
+
     void timelineRendersThousandsOfHolds() {
         ChartsPanel panel;
         panel.resize(1400, 820);

@@ -7,6 +7,7 @@
 #include <QFont>
 #include <QPersistentModelIndex>
 #include <QSignalSpy>
+#include <QIcon>
 #include <QtTest>
 
 #include <algorithm>
@@ -353,6 +354,7 @@ private slots:
     // threshold; a waiter without one (AcquireStrategy::poll between tries) is not.
     void waiter_pinning_xmin_is_flagged() {
         Fixture f;
+        f.model.setLongWaitThreshold(3600);  // a long wait is highlighted too: not what this test is about
         f.world.add(1, {101}, {201, 202});
         Waiter& queued = f.world.lock(1).waiters[0];
         queued.wait_start = f.world.now + 1 - 45;  // poll() advances 1 s
@@ -386,6 +388,29 @@ private slots:
         f.world.lock(1).waiters[1].xmin_since = f.world.now + 1 - 20;
         QCOMPARE(f.poll(), QStringList{QStringLiteral("~ K1/w202 HeldFor")});
         QCOMPARE(f.waiterCell(1, 1, LocksModel::HeldFor), QStringLiteral("waiting 46.0 s, pins xmin for 20.0 s"));
+    }
+
+    // A wait over the long-wait threshold is highlighted whether or not it pins xmin; a hold over
+    // the long-hold threshold likewise, in its Held-for cell; a lock with waiters, in its Waiters
+    // cell, with an icon beside the tint.
+    void long_waits_holds_and_waiters_stand_out() {
+        Fixture f;
+        f.model.setHeldSinceProvider([&f](const LockId&, int) -> std::optional<double> { return f.world.now - 100; });
+        f.world.add(1, {101}, {201});
+        f.world.add(2, {102});
+        f.world.lock(1).waiters[0].wait_start = f.world.now + 1 - 20;
+        f.poll();
+        const QModelIndex wait = f.model.index(0, LocksModel::HeldFor, f.lockIndex(1));
+        QVERIFY(wait.data(Qt::BackgroundRole).isValid());  // 20 s, over the default 5 s
+        f.model.setLongWaitThreshold(30);
+        QVERIFY(!wait.data(Qt::BackgroundRole).isValid());
+        QVERIFY(f.lockIndex(1, LocksModel::HeldFor).data(Qt::BackgroundRole).isValid());  // 100 s, over 60 s
+        f.model.setLongHoldThreshold(3600);
+        QVERIFY(!f.lockIndex(1, LocksModel::HeldFor).data(Qt::BackgroundRole).isValid());
+        QVERIFY(f.lockIndex(1, LocksModel::Waiters).data(Qt::BackgroundRole).isValid());
+        QVERIFY(!f.lockIndex(1, LocksModel::Waiters).data(Qt::DecorationRole).value<QIcon>().isNull());
+        QVERIFY(!f.lockIndex(2, LocksModel::Waiters).data(Qt::BackgroundRole).isValid());
+        QVERIFY(f.lockIndex(2, LocksModel::Waiters).data(Qt::DecorationRole).isNull());
     }
 
     void persistent_indexes_survive_polls() {

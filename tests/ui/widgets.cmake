@@ -11,3 +11,5 @@ pglock_add_test(test_stale_view SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_stale_vie
                 LIBS lockscope_ui PostgreSQL::PostgreSQL)
 # How the views write text (no server): bidi overrides escaped, the catalog sorted A→Z, singulars.
 pglock_add_test(test_view_text SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_view_text.cpp LIBS lockscope_ui Qt6::Widgets Qt6::Sql)
+# The first screen at 1440×780 (offscreen, real server): layout, summary strip, keyboard.
+pglock_add_test(test_first_screen SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_first_screen.cpp PG LIBS lockscope_ui PostgreSQL::PostgreSQL)

@@ -21,6 +21,7 @@
 
 #include "charts/png_export.hpp"
 #include "charts/timeline_bars_item.hpp"
+#include "models/locks_model.hpp"
 
 namespace lockscope::charts {
 
@@ -35,6 +36,8 @@ constexpr int kLaneLabelPx = 220;  // longer names are elided in the middle; the
 QDateTime dateTimeOf(double epochSeconds) {
     return QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(std::llround(epochSeconds * 1000.0)));
 }
+
+constexpr double kMinSpanSeconds = 30;
 
 QString timeFormat(int windowSeconds) { return windowSeconds <= 3600 ? QStringLiteral("HH:mm:ss") : QStringLiteral("HH:mm"); }
 
@@ -178,7 +181,14 @@ void TimelineChart::refresh() {
     // clock is what hold times are in.
     const double t1 = model_->latestTime() > 0 ? model_->latestTime()
                                                 : static_cast<double>(QDateTime::currentMSecsSinceEpoch()) / 1000.0;
-    const double t0 = t1 - window;
+    // While the app has watched less than the window, the axis covers what it has seen (at least
+    // kMinSpanSeconds), not minutes of nothing before the first poll.
+    const double watched = model_->watchedSince();
+    const bool partial = watched > 0 && t1 - watched < window;
+    const double t0 = partial ? std::min(watched, t1 - kMinSpanSeconds) : t1 - window;
+    shownFrom_ = t0;
+    shownTo_ = t1;
+    const QString span = partial ? tr("%1 (watched so far)").arg(LocksModel::formatDuration(t1 - t0)) : window_->currentText();
 
     // Already in label order: a walk, not a sort of 10,000 labels every kRefreshMs.
     orderedLanes_.clear();
@@ -204,9 +214,9 @@ void TimelineChart::refresh() {
     xAxis_->setFormat(timeFormat(window));
     xAxis_->setRange(dateTimeOf(t0), dateTimeOf(t1));
     chart_->setTitle(laneTotal > bands ? tr("%1 locks held in the last %2 (%3–%4 shown)")
-                                             .arg(laneTotal).arg(window_->currentText()).arg(first + 1)
+                                             .arg(laneTotal).arg(span).arg(first + 1)
                                              .arg(first + static_cast<int>(visible.size()))
-                                       : tr("%n lock(s) held in the last %1", nullptr, laneTotal).arg(window_->currentText()));
+                                       : tr("%n lock(s) held in the last %1", nullptr, laneTotal).arg(span));
 
     TimelineBarsItem::Layout layout;
     layout.bandCount = bands;

@@ -51,6 +51,9 @@ public:
     int refreshCount() const { return refreshCount_; }
     const TimelineBarsItem* barsItem() const { return bars_; }
     QChart* chart() const { return chart_; }
+    // The time span (server epoch seconds) the last refresh showed.
+    double shownFrom() const { return shownFrom_; }
+    double shownTo() const { return shownTo_; }
     const QLineSeries* waitersSeries() const { return waitersSeries_; }
 
 protected:
@@ -69,6 +72,7 @@ private:
     QChartView* view_ = nullptr;
     QChart* chart_ = nullptr;
     QDateTimeAxis* xAxis_ = nullptr;
+    double shownFrom_ = 0, shownTo_ = 0;
     QCategoryAxis* yAxis_ = nullptr;
     QLineSeries* anchor_ = nullptr;  // empty: gives the axes a series, so the plot area has a domain
     TimelineBarsItem* bars_ = nullptr;

@@ -190,6 +190,7 @@ void TimelineModel::closeOpenBar(int laneRow, std::size_t openIndex, double end)
 void TimelineModel::addPoll(const PollResult& poll) {
     const pglock::monitor::Snapshot* snap = poll.snapshot.get();
     if (snap) latest_ = std::max(latest_, snap->server_now);
+    if (snap && (watchedSince_ == 0 || snap->server_now < watchedSince_)) watchedSince_ = snap->server_now;
     std::vector<quint64> touched;
     NewLanes fresh;
 
@@ -366,6 +367,7 @@ void TimelineModel::clear() {
     finishedCount_ = 0;
     waiters_.clear();
     latest_ = 0;
+    watchedSince_ = 0;
     interned_.clear();
     endResetModel();
     emit updated();

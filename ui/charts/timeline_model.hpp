@@ -151,6 +151,9 @@ public:
     std::size_t barCount() const;
     // Server time of the latest poll (0 before the first): the right edge of the timeline.
     double latestTime() const { return latest_; }
+    // Server time of the first poll since the last clear() (0 before it): the timeline has seen
+    // nothing before it, so it need not show more.
+    double watchedSince() const { return watchedSince_; }
     double endOf(const Bar& bar) const { return bar.open ? std::max(bar.start, latest_) : bar.end; }
     const std::deque<WaiterSample>& waiterSeries() const { return waiters_; }
 
@@ -212,6 +215,7 @@ private:
     std::deque<WaiterSample> waiters_;
     std::size_t openBars_ = 0;
     double latest_ = 0;
+    double watchedSince_ = 0;
     quint64 pollSeq_ = 0;  // counts addPoll() calls, for Bar::seenInPoll
     std::unordered_map<std::string, QString> interned_;
     NameResolver resolver_;

@@ -4,6 +4,7 @@
 #include "pglock/resolve.hpp"
 
 #include "stores/name_import.hpp"
+#include "theme/app_palette.hpp"
 
 #include <QColor>
 #include <QFont>
@@ -537,7 +538,8 @@ void LocksModel::setStale(bool stale) {
 void LocksModel::tick() {
     const int n = lockCount();
     if (n == 0 || stale_) return;
-    const QList<int> roles{Qt::DisplayRole, SortRole};
+    // The highlight of a hold or wait over its threshold comes with time too.
+    const QList<int> roles{Qt::DisplayRole, SortRole, Qt::BackgroundRole, Qt::ForegroundRole};
     emit dataChanged(index(0, HeldFor), index(n - 1, HeldFor), roles);
     for (int r = 0; r < n; ++r) {
         const auto& w = lockAt(r).waiters;
@@ -578,6 +580,16 @@ void LocksModel::setOwnPids(QSet<int> pids) {
         if (!kids.empty()) emitRowChanges(index(r, 0), kids);
     }
     emitRowChanges({}, changes);
+}
+
+void LocksModel::setLongHoldThreshold(double seconds) {
+    longHoldThreshold_ = seconds;
+    if (lockCount() > 0) emit dataChanged(index(0, HeldFor), index(lockCount() - 1, HeldFor), {Qt::BackgroundRole, Qt::ForegroundRole});
+}
+
+void LocksModel::setLongWaitThreshold(double seconds) {
+    longWaitThreshold_ = seconds;
+    setXminPinThreshold(xminThreshold_);  // the same cells: every waiter's Held for
 }
 
 void LocksModel::setXminPinThreshold(double seconds) {
@@ -845,6 +857,8 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
             if (isOwn(row)) tip += tr("\nHeld by this application");
             return tip;
         }
+        case Waiters:
+            return e.waiters.empty() ? QVariant() : QVariant(e.waiters.size() == 1 ? tr("1 session waiting for this lock") : tr("%1 sessions waiting for this lock").arg(e.waiters.size()));
         case Key:
             return tr("pg_locks: classid %1, objid %2, objsubid %3").arg(row.id.tag.classid).arg(row.id.tag.objid).arg(pair ? 2 : 1);
         case Holders:
@@ -881,10 +895,20 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
             return font;
         }
         return {};
-    case Qt::BackgroundRole: return highlighted(row) ? QVariant(QColor(255, 213, 128)) : QVariant();
-    case Qt::ForegroundRole:
-        if (stale_) return QVariant(QColor(Qt::gray));
-        return highlighted(row) ? QVariant(QColor(Qt::black)) : QVariant();
+    case Qt::BackgroundRole:
+    case Qt::ForegroundRole: {
+        if (role == Qt::ForegroundRole && stale_) return theme::staleText();
+        // Idle in transaction: the whole row. Waiters: their cell (with an icon), a long hold: its cell.
+        std::optional<theme::Tint> tint;
+        if (highlighted(row)) tint = theme::Tint::attention;
+        else if (column == Waiters && !e.waiters.empty()) tint = theme::Tint::contended;
+        else if (column == HeldFor && heldSeconds(row).value_or(0) >= longHoldThreshold_) tint = theme::Tint::attention;
+        if (!tint) return {};
+        return role == Qt::BackgroundRole ? theme::background(*tint) : theme::foreground(*tint);
+    }
+    case Qt::DecorationRole:
+        if (column == Waiters && !e.waiters.empty()) return theme::waitersIcon();
+        return {};
     case Qt::TextAlignmentRole:
         if (column == Key || column == HeldFor || column == Waiters) return int(Qt::AlignRight | Qt::AlignVCenter);
         return {};
@@ -984,10 +1008,13 @@ QVariant LocksModel::waiterData(const LockRow& lock, const WaiterRow& w, int col
                       nullptr, static_cast<int>(std::min<std::int64_t>(*wt.xmin_age, INT32_MAX)));
         }
         return b && !b->query.empty() ? QVariant(elide(b->query)) : QVariant();
-    case Qt::BackgroundRole: return pinHighlight && column == HeldFor ? QVariant(QColor(255, 213, 128)) : QVariant();
-    case Qt::ForegroundRole:
-        if (stale_) return QVariant(QColor(Qt::gray));
-        return pinHighlight && column == HeldFor ? QVariant(QColor(Qt::black)) : QVariant();
+    case Qt::BackgroundRole:
+    case Qt::ForegroundRole: {
+        if (role == Qt::ForegroundRole && stale_) return theme::staleText();
+        const bool longWait = waited().value_or(0) >= longWaitThreshold_;
+        if (column != HeldFor || !(pinHighlight || longWait)) return {};
+        return role == Qt::BackgroundRole ? theme::background(theme::Tint::attention) : theme::foreground(theme::Tint::attention);
+    }
     case PinsXminSecondsRole: {
         const auto pinned = pinsXmin();
         return pinned ? QVariant(*pinned) : QVariant();

@@ -49,7 +49,7 @@ public:
         Client,       // client_addr, or "local" for a unix-socket session; "(hostname)" after it
         HeldFor,      // since the oldest holder's hold started; waiters: "waiting 3.1 s", plus
                       // ", pins xmin for 45.0 s" past xminPinThreshold()
-        Waiters,      // number of waiting sessions
+        Waiters,      // number of waiting sessions; a clock icon and a tint beside it when any
         ColumnCount
     };
     Q_ENUM(Column)
@@ -108,6 +108,12 @@ public:
     // keeps VACUUM from cleaning up after anything newer than its snapshot.
     void setXminPinThreshold(double seconds);
     double xminPinThreshold() const { return xminThreshold_; }
+    // A lock held (by its oldest holder) this long has its Held-for cell highlighted; likewise a
+    // waiter's cell once it has waited longWait (defaults 60 s and 5 s).
+    void setLongHoldThreshold(double seconds);
+    double longHoldThreshold() const { return longHoldThreshold_; }
+    void setLongWaitThreshold(double seconds);
+    double longWaitThreshold() const { return longWaitThreshold_; }
 
     std::shared_ptr<const pglock::monitor::Snapshot> snapshot() const { return snapshot_; }
     // The top-level index of a lock, invalid when it is not in the model.
@@ -194,6 +200,8 @@ private:
     QSet<int> ownPids_;
     double idleThreshold_ = 30.0;
     double xminThreshold_ = 10.0;
+    double longHoldThreshold_ = 60.0;
+    double longWaitThreshold_ = 5.0;
 };
 
 }  // namespace lockscope

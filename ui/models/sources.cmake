@@ -6,6 +6,8 @@ list(APPEND LOCKSCOPE_UI_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/locks_filter_proxy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/staged_snapshot_feeder.hpp
   ${CMAKE_CURRENT_LIST_DIR}/staged_snapshot_feeder.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/lock_summary.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/lock_summary.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plain_text.hpp
   ${CMAKE_CURRENT_LIST_DIR}/session_info.hpp
   ${CMAKE_CURRENT_LIST_DIR}/session_info.cpp)

@@ -71,6 +71,11 @@ void PollWorker::setPaused(bool paused) {
     if (!paused_ && active_ && !timer_.isActive()) schedule(std::chrono::milliseconds(0));
 }
 
+void PollWorker::pollNow() {
+    // A poll in progress runs on this thread, so here the worker is between polls: waiting for its timer.
+    if (active_ && !paused_ && timer_.isActive()) schedule(std::chrono::milliseconds(0));
+}
+
 pglock::Context PollWorker::context(std::chrono::milliseconds timeout) const {
     std::lock_guard lock(stop_mutex_);
     return pglock::Context{stop_.get_token(), pglock::Clock::now() + timeout};

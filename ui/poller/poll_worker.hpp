@@ -38,6 +38,8 @@ public slots:
     void end();
     void setInterval(qint64 ms);
     void setPaused(bool paused);
+    // The next poll (or reconnect attempt) now instead of after the interval; nothing while paused.
+    void pollNow();
 
 signals:
     void result(lockscope::PollResultPtr result);

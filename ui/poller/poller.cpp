@@ -64,6 +64,10 @@ void Poller::releaseOffThread(PollResultPtr result) {
     QMetaObject::invokeMethod(worker_, [r = std::move(result)]() mutable { r.reset(); }, Qt::QueuedConnection);
 }
 
+void Poller::pollNow() {
+    QMetaObject::invokeMethod(worker_, [w = worker_] { w->pollNow(); }, Qt::QueuedConnection);
+}
+
 void Poller::setPaused(bool paused) {
     paused_ = paused;
     QMetaObject::invokeMethod(worker_, [w = worker_, paused] { w->setPaused(paused); }, Qt::QueuedConnection);

@@ -42,6 +42,8 @@ public:
     // tens of thousands of allocations, which is work the GUI thread need not do.
     void releaseOffThread(PollResultPtr result);
     void setPaused(bool paused);
+    // Polls at once instead of after the interval (F5); nothing while paused or not connecting.
+    void pollNow();
     bool paused() const noexcept { return paused_; }
     PollState state() const noexcept { return state_; }
     quint64 generation() const noexcept { return generation_; }

@@ -16,6 +16,7 @@
 #include <QTabWidget>
 #include <QToolBar>
 #include <QTreeView>
+#include <QVBoxLayout>
 
 #include "actions/backend_actions.hpp"
 #include "actions/lock_controller.hpp"
@@ -37,11 +38,14 @@
 #include "stores/name_import.hpp"
 #include "widgets/catalog_panel.hpp"
 #include "widgets/connection_dialog.hpp"
+#include "widgets/locks_view_layout.hpp"
 #include "widgets/my_locks_panel.hpp"
 #include "widgets/name_input.hpp"
 #include "widgets/plain_message_box.hpp"
 #include "widgets/resolver_panel.hpp"
 #include "widgets/session_panel.hpp"
+#include "widgets/summary_strip.hpp"
+#include "theme/app_palette.hpp"
 
 namespace lockscope {
 
@@ -88,12 +92,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     view_->setTextElideMode(Qt::ElideMiddle);
     view_->setSelectionBehavior(QAbstractItemView::SelectRows);
     view_->setContextMenuPolicy(Qt::CustomContextMenu);
-    view_->header()->setSectionResizeMode(QHeaderView::Interactive);
-    const std::pair<int, int> widths[] = {{LocksModel::Name, 280}, {LocksModel::Key, 165}, {LocksModel::Mode, 75},
-                                          {LocksModel::Holders, 125}, {LocksModel::State, 125},
-                                          {LocksModel::Application, 190}, {LocksModel::User, 70},
-                                          {LocksModel::Client, 60}, {LocksModel::HeldFor, 90}};
-    for (const auto& [column, width] : widths) view_->header()->resizeSection(column, width);
+    setUpLocksColumns(*view_);
 
     tabs_ = new QTabWidget(this);
     session_ = new SessionPanel(this);
@@ -101,21 +100,16 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     resolver_->setNamesForKey([this](qint64 key) { return catalogNames(key); });
     catalogPanel_ = new CatalogPanel(catalog_, this);
     myLocks_ = new MyLocksPanel(*locks_, *readOnly_, this);
-    tabs_->addTab(session_, tr("Session"));
-    tabs_->addTab(myLocks_, tr("My locks"));
-    tabs_->addTab(resolver_, tr("Resolver"));
-    tabs_->addTab(catalogPanel_, tr("Catalog"));
+    addSidePanel(*tabs_, session_, tr("Session"));
+    addSidePanel(*tabs_, myLocks_, tr("My locks"));
+    addSidePanel(*tabs_, resolver_, tr("Resolver"));
+    addSidePanel(*tabs_, catalogPanel_, tr("Catalog"));
 
     auto* split = new QSplitter(Qt::Horizontal, this);
     split->addWidget(view_);
     split->addWidget(tabs_);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 1);
-    // The locks view gets most of the width; sizes apply once the window has its real size.
-    QTimer::singleShot(0, split, [split] {
-        const int width = split->width();
-        split->setSizes({width * 7 / 10, width - width * 7 / 10});
-    });
+    split->setObjectName(QStringLiteral("locksSplitter"));
+    setUpSidePanelSplitter(*split, QStringLiteral("mainWindow/sidePanel"));
     charts_ = new charts::ChartsPanel(this);
     charts_->setNameResolver([this](std::int64_t key) -> std::optional<QByteArray> {
         const QList<QByteArray>& names = names_->names(key);
@@ -125,7 +119,20 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     mainTabs_ = new QTabWidget(this);
     mainTabs_->setObjectName(QStringLiteral("mainTabs"));
     mainTabs_->setDocumentMode(true);
-    mainTabs_->addTab(split, tr("Locks"));
+    summary_ = new SummaryStrip(
+        [this](const pglock::monitor::LockId& id) {
+            const QModelIndex index = model_->indexOfLock(id, LocksModel::Name);
+            return index.isValid() ? index.data().toString() : tr("key %1").arg(pglock::key_of(id.tag));
+        },
+        this);
+    connect(summary_, &SummaryStrip::longestWaitClicked, this, [this](const pglock::monitor::LockId& id) { selectLock(id); });
+    auto* locksPage = new QWidget(this);
+    auto* locksColumn = new QVBoxLayout(locksPage);
+    locksColumn->setContentsMargins(0, 0, 0, 0);
+    locksColumn->setSpacing(2);
+    locksColumn->addWidget(summary_);
+    locksColumn->addWidget(split, 1);
+    mainTabs_->addTab(locksPage, tr("Locks"));
     mainTabs_->addTab(charts_, tr("Charts"));
     // Every hold and wait the monitor sees ends up in a per-server SQLite file, written on the
     // recorder's own thread.
@@ -155,6 +162,9 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
 
     buildActions();
     buildStatusBar();
+    buildKeyboard();
+    applySettings(AppSettings::load());
+    interval_->setValue(settings_.pollIntervalSeconds);
 
     connect(&poller_, &Poller::resultReady, this, &MainWindow::onResult);
     connect(&poller_, &Poller::resultReady, history_, &history::HistoryRecorder::record);
@@ -250,6 +260,7 @@ void MainWindow::connectTo(const QString& conninfo, const QString& password, con
     connectionLabel_ = label.isEmpty() ? (server.isEmpty() ? tr("(unparsable connection string)") : server) : label;
     latest_.reset();
     model_->clear();
+    summary_->clear();
     model_->setStale(false);
     lastPollTime_.clear();
     while (!chartQueue_.empty()) {
@@ -291,10 +302,10 @@ bool MainWindow::showTab(const QString& name) {
         return true;
     }
     if (name == QLatin1String("locks")) return true;
-    if (name == QLatin1String("resolver")) tabs_->setCurrentWidget(resolver_);
-    else if (name == QLatin1String("catalog")) tabs_->setCurrentWidget(catalogPanel_);
-    else if (name == QLatin1String("mylocks")) tabs_->setCurrentWidget(myLocks_);
-    else tabs_->setCurrentWidget(session_);
+    if (name == QLatin1String("resolver")) showSidePanel(*tabs_, resolver_);
+    else if (name == QLatin1String("catalog")) showSidePanel(*tabs_, catalogPanel_);
+    else if (name == QLatin1String("mylocks")) showSidePanel(*tabs_, myLocks_);
+    else showSidePanel(*tabs_, session_);
     return true;
 }
 
@@ -306,6 +317,7 @@ void MainWindow::onResult(const PollResultPtr& result) {
     // A result that adds thousands of locks (the first poll, a reconnect) reaches the locks view
     // over several event-loop turns (StagedSnapshotFeeder); the labels below count the whole result.
     feeder_->feed(result->snapshot);
+    summary_->show(summarize(*result, summaryThresholds()), summaryThresholds());
     // The charts take the result in a later event-loop turn, not in this one: the first poll of
     // 10,000 locks would otherwise be one block of locks model + 10,000 timeline lanes, and every
     // later poll would add the charts' merge to the model's. Every result reaches them, in order
@@ -363,7 +375,21 @@ void MainWindow::onState(PollState state, const QString& message) {
         pollLabel_->setText(tr("stale: as of %1").arg(lastPollTime_));
     }
     stateLabel_->setText(text);
-    stateLabel_->setStyleSheet(state == PollState::disconnected ? QStringLiteral("color: #b00020") : QString());
+    stateLabel_->setStyleSheet(state == PollState::disconnected ? QStringLiteral("color: %1").arg(theme::errorText().name()) : QString());
+}
+
+SummaryThresholds MainWindow::summaryThresholds() const {
+    return {model_->longWaitThreshold(), model_->longHoldThreshold(), model_->idleInTransactionThreshold(), model_->xminPinThreshold()};
+}
+
+void MainWindow::selectLock(const pglock::monitor::LockId& id) {
+    const QModelIndex index = proxy_->mapFromSource(model_->indexOfLock(id));
+    if (!index.isValid()) return;  // filtered out, or not in the view yet
+    mainTabs_->setCurrentIndex(0);
+    view_->expand(index);
+    view_->setCurrentIndex(index);
+    view_->scrollTo(index);
+    view_->setFocus();
 }
 
 void MainWindow::onSelection() {
@@ -395,7 +421,7 @@ void MainWindow::showContextMenu(const QPoint& pos) {
     const QString keyText = index.siblingAtColumn(LocksModel::Key).data().toString();
     menu.addAction(tr("Open in resolver"), this, [this, key, keyText] {
         resolver_->setText(keyText.isEmpty() ? QString::number(key) : keyText);
-        tabs_->setCurrentWidget(resolver_);
+        showSidePanel(*tabs_, resolver_);
     });
     addBackendActions(menu, index);
     menu.exec(view_->viewport()->mapToGlobal(pos));

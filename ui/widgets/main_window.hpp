@@ -12,8 +12,10 @@
 #include <deque>
 #include <memory>
 
+#include "models/lock_summary.hpp"
 #include "poller/poll_result.hpp"
 #include "poller/poller.hpp"
+#include "stores/app_settings.hpp"
 #include "stores/profile_store.hpp"
 
 class QDoubleSpinBox;
@@ -51,6 +53,7 @@ class LocksFilterProxy;
 class LocksModel;
 class ResolverPanel;
 class SessionPanel;
+class SummaryStrip;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -84,8 +87,16 @@ public:
     MetricsScraper& metricsScraper() { return *scraper_; }
     MetricsModel& metricsModel() { return *metricsModel_; }
     history::HistoryRecorder& historyRecorder() { return *history_; }
+    SummaryStrip& summaryStrip() { return *summary_; }
+    // Shows the Locks tab with this lock's row selected and expanded (no-op when it is not in view).
+    void selectLock(const pglock::monitor::LockId& id);
     // The take-lock dialog, prefilled; the lock is taken when the operator confirms.
     void takeLock(const QByteArray& name = {});
+    // Settings (main_window_keys.cpp): the dialog saves and applies them; applySettings() applies
+    // them live (thresholds, theme) without saving.
+    void openSettings();
+    void applySettings(const AppSettings& settings);
+    const AppSettings& settings() const { return settings_; }
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -93,12 +104,15 @@ protected:
 private:
     void buildActions();
     void buildStatusBar();
+    void buildKeyboard();  // main_window_keys.cpp
+    void terminateSelectedHolder();
     void onResult(const PollResultPtr& result);
     void feedCharts();
     void onState(PollState state, const QString& message);
     // `message` with the secrets of the current connection string masked (libpq may quote it).
     QString redacted(const QString& message) const;
     void onSelection();
+    SummaryThresholds summaryThresholds() const;
     void showContextMenu(const QPoint& pos);
     void nameUnknownKey(qint64 key, const QString& start = {});  // start: prefills the field
     // main_window_actions.cpp: the operator's actions on the server.
@@ -126,6 +140,7 @@ private:
     history::HistoryRecorder* history_;
     history::HistoryPanel* historyPanel_;
     SessionPanel* session_;
+    SummaryStrip* summary_;
     ResolverPanel* resolver_;
     CatalogPanel* catalogPanel_;
     QLineEdit* filter_;
@@ -151,7 +166,8 @@ private:
     BackendActions* backends_;
     MyLocksPanel* myLocks_;
     QAction* readOnlyAction_ = nullptr;
-    bool leaving_ = false;  // the close was confirmed and the locks are let go
+    bool leaving_ = false;
+    AppSettings settings_;  // the close was confirmed and the locks are let go
 };
 
 }  // namespace lockscope

@@ -16,6 +16,7 @@
 #include "actions/read_only_switch.hpp"
 #include "models/locks_model.hpp"
 #include "widgets/catalog_panel.hpp"
+#include "widgets/locks_view_layout.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/my_locks_panel.hpp"
 #include "widgets/name_input.hpp"
@@ -69,7 +70,7 @@ void MainWindow::takeLock(const QByteArray& name) {
         statusBar()->showMessage(tr("Read-only mode: turn it off to take a lock."), 8000);
         return;
     }
-    tabs_->setCurrentWidget(myLocks_);
+    showSidePanel(*tabs_, myLocks_);
     myLocks_->takeLock(name);
 }
 

@@ -1,5 +1,11 @@
 list(APPEND LOCKSCOPE_UI_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/main_window.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/locks_view_layout.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/summary_strip.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/shortcuts_dialog.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/main_window_keys.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/settings_dialog.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../stores/app_settings.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plain_message_box.hpp
   ${CMAKE_CURRENT_LIST_DIR}/connection_dialog.cpp
   ${CMAKE_CURRENT_LIST_DIR}/resolver_panel.cpp

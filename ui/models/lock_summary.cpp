@@ -1,0 +1,47 @@
+#include "models/lock_summary.hpp"
+
+#include <algorithm>
+#include <set>
+#include <string_view>
+
+namespace lockscope {
+
+using pglock::monitor::Backend;
+using pglock::monitor::LockEntry;
+
+LockSummary summarize(const PollResult& result, const SummaryThresholds& thresholds) {
+    LockSummary out;
+    if (!result.snapshot) return out;
+    const auto& snap = *result.snapshot;
+    const double now = snap.server_now;
+    std::set<int> waiting, idleHolders;
+    for (const LockEntry& e : snap.locks) {
+        const auto id = pglock::monitor::id_of(e);
+        if (!e.holders.empty()) ++out.locksHeld;
+        std::optional<double> oldest;
+        for (const auto& h : e.holders) {
+            if (const auto since = result.heldSince(id, h.pid); since && (!oldest || *since < *oldest)) oldest = since;
+            const auto b = snap.backends.find(h.pid);
+            if (b == snap.backends.end()) continue;
+            const Backend& be = b->second;
+            if (std::string_view(be.state).starts_with("idle in transaction") && be.state_change &&
+                now - *be.state_change > thresholds.idleInTransaction)
+                idleHolders.insert(h.pid);
+        }
+        if (oldest && now - *oldest >= thresholds.longHold) ++out.longHolds;
+        for (const auto& w : e.waiters) {
+            waiting.insert(w.pid);
+            if (const auto pinned = pglock::monitor::xmin_pinned_seconds(w, now); pinned && *pinned >= thresholds.xminPin)
+                ++out.xminPins;
+            if (!w.wait_start) continue;
+            const double seconds = std::max(0.0, now - *w.wait_start);
+            if (seconds >= thresholds.longWait) ++out.longWaits;
+            if (!out.longestWait || seconds > out.longestWait->seconds) out.longestWait = LockSummary::Wait{id, w.pid, seconds};
+        }
+    }
+    out.sessionsWaiting = static_cast<int>(waiting.size());
+    out.idleInTransactionHolders = static_cast<int>(idleHolders.size());
+    return out;
+}
+
+}  // namespace lockscope

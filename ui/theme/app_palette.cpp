@@ -1,0 +1,117 @@
+#include "theme/app_palette.hpp"
+
+#include <QApplication>
+#include <QPainter>
+#include <QPalette>
+#include <QPixmap>
+#include <QStyle>
+#include <QStyleFactory>
+
+namespace lockscope::theme {
+
+namespace {
+
+Mode current_ = Mode::system;
+
+// The platform's style and palette, remembered at the first apply() to go back to them.
+struct Platform {
+    QString style;
+    QPalette palette;
+};
+std::optional<Platform>& platform() {
+    static std::optional<Platform> p;
+    return p;
+}
+
+QPalette darkPalette() {
+    QPalette p;
+    const QColor window(45, 45, 48), base(30, 30, 32), text(230, 230, 230), disabled(128, 128, 128);
+    p.setColor(QPalette::Window, window);
+    p.setColor(QPalette::WindowText, text);
+    p.setColor(QPalette::Base, base);
+    p.setColor(QPalette::AlternateBase, QColor(40, 40, 43));
+    p.setColor(QPalette::ToolTipBase, QColor(60, 60, 64));
+    p.setColor(QPalette::ToolTipText, text);
+    p.setColor(QPalette::PlaceholderText, disabled);
+    p.setColor(QPalette::Text, text);
+    p.setColor(QPalette::Button, window);
+    p.setColor(QPalette::ButtonText, text);
+    p.setColor(QPalette::BrightText, QColor(255, 90, 90));
+    p.setColor(QPalette::Light, QColor(70, 70, 74));
+    p.setColor(QPalette::Midlight, QColor(58, 58, 62));
+    p.setColor(QPalette::Mid, QColor(38, 38, 40));
+    p.setColor(QPalette::Dark, QColor(22, 22, 24));
+    p.setColor(QPalette::Shadow, Qt::black);
+    p.setColor(QPalette::Link, QColor(110, 170, 255));
+    p.setColor(QPalette::Highlight, QColor(45, 110, 200));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    for (const auto role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText}) p.setColor(QPalette::Disabled, role, disabled);
+    return p;
+}
+
+}  // namespace
+
+std::optional<Mode> modeFromString(const QString& text) {
+    if (text == QLatin1String("system")) return Mode::system;
+    if (text == QLatin1String("light")) return Mode::light;
+    if (text == QLatin1String("dark")) return Mode::dark;
+    return std::nullopt;
+}
+
+QString toString(Mode mode) {
+    switch (mode) {
+    case Mode::light: return QStringLiteral("light");
+    case Mode::dark: return QStringLiteral("dark");
+    case Mode::system: break;
+    }
+    return QStringLiteral("system");
+}
+
+std::optional<Mode> modeFromEnvironment() { return modeFromString(qEnvironmentVariable("LOCKSCOPE_THEME")); }
+
+void apply(Mode mode) {
+    if (!platform()) platform() = Platform{QApplication::style()->name(), QApplication::palette()};
+    current_ = mode;
+    if (mode == Mode::system) {
+        QApplication::setStyle(QStyleFactory::create(platform()->style));
+        QApplication::setPalette(platform()->palette);
+        return;
+    }
+    QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+    QApplication::setPalette(mode == Mode::dark ? darkPalette() : QApplication::style()->standardPalette());
+}
+
+Mode current() { return current_; }
+
+bool isDark() { return QGuiApplication::palette().color(QPalette::Base).lightness() < 128; }
+
+QColor background(Tint tint) {
+    const bool dark = isDark();
+    switch (tint) {
+    case Tint::attention: return dark ? QColor(110, 80, 10) : QColor(255, 213, 128);
+    case Tint::contended: return dark ? QColor(120, 40, 48) : QColor(255, 190, 190);
+    }
+    return {};
+}
+
+QColor foreground(Tint) { return isDark() ? QColor(250, 250, 250) : QColor(Qt::black); }
+
+QColor staleText() { return QGuiApplication::palette().color(QPalette::Disabled, QPalette::Text); }
+
+QColor errorText() { return isDark() ? QColor(255, 120, 120) : QColor(176, 0, 32); }
+
+QIcon waitersIcon() {
+    QPixmap pixmap(16, 16);
+    pixmap.fill(Qt::transparent);
+    QPainter p(&pixmap);
+    p.setRenderHint(QPainter::Antialiasing);
+    const QColor ink = isDark() ? QColor(255, 140, 140) : QColor(170, 20, 30);
+    p.setPen(QPen(ink, 1.6));
+    p.setBrush(Qt::NoBrush);
+    p.drawEllipse(QRectF(1.5, 1.5, 13, 13));
+    p.drawLine(QPointF(8, 8), QPointF(8, 4));
+    p.drawLine(QPointF(8, 8), QPointF(11, 9.5));
+    return QIcon(pixmap);
+}
+
+}  // namespace lockscope::theme

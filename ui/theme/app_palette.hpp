@@ -1,0 +1,42 @@
+// Every colour lockscope draws itself comes from here, so that each one reads on the light and
+// the dark palette alike. The theme follows the platform's palette (Qt 6.4 has no colour-scheme
+// hint: dark is a palette whose base is dark); light or dark can be forced, e.g. for screenshots.
+#pragma once
+
+#include <QColor>
+#include <QIcon>
+#include <QString>
+
+#include <optional>
+
+namespace lockscope::theme {
+
+enum class Mode { system, light, dark };
+
+// "system", "light" or "dark"; nullopt for anything else.
+std::optional<Mode> modeFromString(const QString& text);
+QString toString(Mode mode);
+// The mode asked for by LOCKSCOPE_THEME, if it names one.
+std::optional<Mode> modeFromEnvironment();
+
+// Applies `mode` to the application: light and dark are Fusion with a fixed palette, system is
+// the platform's own style and palette (as found before the first apply()).
+void apply(Mode mode);
+Mode current();
+
+// The palette in use is a dark one.
+bool isDark();
+
+enum class Tint {
+    attention,  // over a threshold: idle in transaction, a long hold or wait, a pinned xmin
+    contended,  // a lock with sessions waiting for it
+};
+QColor background(Tint tint);
+QColor foreground(Tint tint);
+QColor staleText();  // rows of a poll that failed since
+QColor errorText();  // "disconnected" and other errors in labels
+
+// A small clock: "sessions are waiting", beside the colour (never colour alone).
+QIcon waitersIcon();
+
+}  // namespace lockscope::theme
