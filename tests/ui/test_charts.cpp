@@ -205,11 +205,11 @@ private slots:
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
         const QByteArray odd("bad\0name\xff\n", 10);
-        model.setNameResolver([&](std::int64_t key) -> std::optional<QByteArray> {
+        model.setNamer(lockscope::catalogNamer([&](std::int64_t key) -> std::optional<QByteArray> {
             if (key == 7) return QByteArray("orders.daily-rollup");
             if (key == 9) return odd;
             return std::nullopt;
-        });
+        }));
         // Small epoch values keep the subtraction exact enough for the boundary (a 1 ms hold at
         // 1.7e9 s would differ from 0.001 in the last bits).
         PollBuilder p1(1000);
@@ -223,7 +223,7 @@ private slots:
         QCOMPARE(model.index(row7, HoldStatsModel::FirstBucket + 4).data().toULongLong(), 1ull);
         QCOMPARE(model.statsAt(row7).max, 0.5);
         const int row5 = model.rowOfLock(bigintLockId(5));
-        QCOMPARE(model.index(row5, HoldStatsModel::Name).data().toString(), QStringLiteral("5"));
+        QCOMPARE(model.index(row5, HoldStatsModel::Name).data().toString(), QStringLiteral("(unknown) 5"));
         QCOMPARE(model.statsAt(row5).observed[kOverflowBucket], 1.0);
 
         // A name with NUL, a non-UTF-8 byte and a newline is shown escaped, never raw.
@@ -390,7 +390,7 @@ private slots:
         TimelineModel model(limits);
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         int variant = 0;
-        model.setNameResolver([&variant](std::int64_t key) { return mixedName(key, variant); });
+        model.setNamer(lockscope::catalogNamer([&variant](std::int64_t key) { return mixedName(key, variant); }));
 
         // A first poll of 600 locks (even keys): labelled in later event-loop turns, not in addPoll().
         const auto holdsFrom = [](PollBuilder& poll, int firstEven) {
@@ -406,7 +406,7 @@ private slots:
         // Meanwhile the item model still names every lane.
         const int row8 = model.rowOfLane(bigintLockId(8));
         QCOMPARE(model.index(row8, TimelineModel::Label).data().toString(),
-                 lockLabel(bigintLockId(8), 8, [&variant](std::int64_t key) { return mixedName(key, variant); }));
+                 lockLabel(bigintLockId(8), 8, lockscope::catalogNamer([&variant](std::int64_t key) { return mixedName(key, variant); })));
         QTRY_COMPARE(model.unlabelledCount(), std::size_t{0});
         verifyLabelOrder(model);
 
@@ -505,12 +505,12 @@ private slots:
     void timelineRendersThousandsOfHolds() {
         ChartsPanel panel;
         panel.resize(1400, 820);
-        panel.setNameResolver([](std::int64_t key) -> std::optional<QByteArray> {
+        panel.setNamer(lockscope::catalogNamer([](std::int64_t key) -> std::optional<QByteArray> {
             static const char* const kinds[] = {"orders", "payments", "search", "billing", "mail", "reports", "inventory", "auth"};
             static const char* const jobs[] = {"daily-rollup", "settle", "reindex", "sync", "export", "cleanup", "compact"};
             if (key % 10 == 3) return std::nullopt;  // some keys the catalog does not know
             return QByteArray(kinds[key % 8]) + '.' + jobs[(key / 8) % 7] + '-' + QByteArray::number(key);
-        });
+        }));
         panel.show();
         QVERIFY(QTest::qWaitForWindowExposed(&panel));
         panel.timelineChart()->setWindowSeconds(900);
