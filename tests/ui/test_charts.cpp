@@ -384,6 +384,54 @@ private slots:
         QCOMPARE(panel.holdStatsModel()->rowCount(), 0);
     }
 
+    // A name learned from a holder after a lane was drawn relabels that lane and its histogram
+    // row in place (the label order kept), and only them; the memory keeps a verified name over a
+    // cut one, outlives the holder, and is bounded.
+    void namesLearnedFromHoldersRelabelOnlyTheirLanes() {
+        HolderNames memory(2);
+        const LockNamer namer = [&memory](const LockId& id, std::int64_t key, const std::optional<HolderName>& current) {
+            NameFacts facts;
+            facts.holder = current ? current : memory.find(key);
+            return decideLockName(id, key, facts);
+        };
+        TimelineModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        HoldStatsModel stats;
+        model.setNamer(namer);
+        stats.setNamer(namer);
+        const std::string name = "zz.learned";
+        const std::int64_t key = pglock::key_of(name);
+        const LockId id = bigintLockId(key);
+        PollBuilder first(kT0);
+        first.hold(key, 101, kT0 - 5).hold(5, 102, kT0 - 5).hold(6, 103, kT0 - 5).ended(finishedHold(key, 100, kT0 - 9, kT0 - 8));
+        model.addPoll(*first.make());
+        stats.addPoll(*first.make());
+        const auto label = [&] { return model.index(model.rowOfLane(id), TimelineModel::Label).data().toString(); };
+        QCOMPARE(label(), QStringLiteral("(unknown) %1").arg(key));
+        verifyLabelOrder(model);
+
+        QVERIFY(memory.learn(key, HolderName{"zz.lea", false, 101}));  // a cut name first
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        model.relabel({key, 424242});  // a key without a lane changes nothing
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(label(), QChar(0x2068) + QStringLiteral("zz.lea") + QChar(0x2026) + QChar(0x2069) + QStringLiteral(" (from holder, cut)"));
+        QVERIFY(memory.learn(key, HolderName{name, true, 101}));
+        QVERIFY(!memory.learn(key, HolderName{"zz.lea", false, 102}));  // never back to a prefix
+        model.relabel({key});
+        stats.relabel({key});
+        const QString expected = QChar(0x2068) + QString::fromStdString(name) + QChar(0x2069) + QStringLiteral(" (from holder)");
+        QCOMPARE(label(), expected);
+        QCOMPARE(stats.index(stats.rowOfLock(id), HoldStatsModel::Name).data().toString(), expected);
+        QCOMPARE(model.index(model.rowOfLane(bigintLockId(5)), TimelineModel::Label).data().toString(), QStringLiteral("(unknown) 5"));
+        verifyLabelOrder(model);
+
+        // Bounded: two more keys push out the least recently learned one.
+        QVERIFY(memory.learn(7, HolderName{"a", false, 1}));
+        QVERIFY(memory.learn(8, HolderName{"b", false, 1}));
+        QCOMPARE(memory.size(), std::size_t(2));
+        QVERIFY(!memory.find(key));
+    }
+
     void timelineKeepsLanesInLabelOrder() {
         TimelineModel::Limits limits;
         limits.maxAgeSeconds = 100;
