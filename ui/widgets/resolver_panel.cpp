@@ -37,6 +37,9 @@ ResolverPanel::ResolverPanel(QWidget* parent) : QWidget(parent) {
     error_ = new QLabel(this);
     error_->setTextFormat(Qt::PlainText);  // shows server or user text: never as HTML (plain_text.hpp)
     error_->setObjectName(QStringLiteral("resolverError"));
+    // The message and its hint wrap: one long line would push the "as name" box it points to
+    // out of the side panel.
+    error_->setWordWrap(true);
     error_->setStyleSheet(QStringLiteral("color: #b00020"));
     error_->hide();
     layout->addWidget(error_);
