@@ -834,6 +834,11 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
                                                             name.source == LockNameSource::collision ||
                                                             name.source == LockNameSource::takenHere)
                 tip = tr("%1\nkey %2").arg(name.text).arg(e.key);
+            else if (name.source == LockNameSource::holder && !(e.holder_name && e.holder_name->verified))
+                tip = tr("%1\nkey %2\nNot in the catalog: read from the application_name of an earlier holder, and "
+                         "verified (the name hashes to the key)")
+                          .arg(name.text)
+                          .arg(e.key);
             else if (e.holder_name && e.holder_name->verified)
                 tip = tr("%1\nkey %2\nNot in the catalog: read from the application_name of its holder, pid %3, and "
                          "verified (the name hashes to the key)")
@@ -915,9 +920,15 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
     }
     case LockIdRole: return QVariant::fromValue(row.id);
     case IsUnknownRole: return !shownName(row).known();
-    case HolderNameRole:
-        if (!e.holder_name || pair) return {};
+    case HolderNameRole: {
+        if (pair) return {};
+        // The name the row shows when a holder gave it (now or earlier), else the current holder's.
+        if (const LockName name = shownName(row);
+            name.name && (name.source == LockNameSource::holder || name.source == LockNameSource::holderPrefix))
+            return *name.name;
+        if (!e.holder_name) return {};
         return QByteArray::fromStdString(e.holder_name->name);
+    }
     case NameSourceRole: return nameSourceText(shownName(row).source);
     case IdleInTxSecondsRole: {
         const double idle = idleSeconds(row);
