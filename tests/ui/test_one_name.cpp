@@ -9,6 +9,7 @@
 #include <QUuid>
 #include <QtTest>
 
+#include "actions/lock_controller.hpp"
 #include "charts/charts_panel.hpp"
 #include "charts/hold_stats_model.hpp"
 #include "charts/timeline_model.hpp"
@@ -126,6 +127,39 @@ private slots:
         QVERIFY2(!line.isEmpty(), csv.data().constData());
         QCOMPARE(line.split(',').at(1), QByteArray::fromStdString(name));
         QVERIFY2(line.endsWith(",holder"), line.constData());
+    }
+
+    // A lock taken by hand in this window under a name in no catalog: "(taken here)" in the locks
+    // view while held, and the same name in the timeline and the history after the release.
+    void a_lock_taken_here_keeps_its_name_after_the_release() {
+        lockscope::CatalogStore catalog(dir_.filePath(QStringLiteral("empty-catalog-2.sqlite")));
+        QVERIFY(catalog.isOpen());
+        const QByteArray name = "adhoc.by-hand-" + QUuid::createUuid().toString(QUuid::Id128).left(6).toUtf8();
+        const qint64 key = pglock::key_of(std::string_view(name.constData(), static_cast<std::size_t>(name.size())));
+        const pglock::monitor::LockId id{pglock::monitor::KeyForm::bigint, pglock::tag_of(key)};
+        const QString expected = QChar(0x2068) + QString::fromUtf8(name) + QChar(0x2069) + QStringLiteral(" (taken here)");
+
+        lockscope::MainWindow window(catalog);
+        window.show();
+        window.poller().setInterval(std::chrono::milliseconds(250));
+        window.connectTo(QString::fromStdString(dsn_), QString(), QStringLiteral("one-name-") + QUuid::createUuid().toString(QUuid::Id128));
+        auto& locks = window.lockController();
+        QVERIFY(locks.take(name, lockscope::TakeMode::Try, false).accepted());
+        QTRY_COMPARE_WITH_TIMEOUT(locks.holdingCount(), 1, 10000);
+        QTreeView& view = window.locksView();
+        QTRY_VERIFY_WITH_TIMEOUT(lockRow(view, key).isValid(), 10000);
+        QCOMPARE(lockRow(view, key).data().toString(), expected);
+        QVERIFY(locks.release(locks.locks().front().id).accepted());
+        QTRY_COMPARE_WITH_TIMEOUT(locks.holdingCount(), 0, 10000);
+
+        const QString path = window.historyRecorder().path();
+        QTRY_COMPARE_WITH_TIMEOUT(historyHolds(path, key).size(), std::size_t(1), 10000);
+        const lockscope::history::Record record = historyHolds(path, key).front();
+        QCOMPARE(lockscope::history::HistoryModel::displayName(record), expected);
+        QCOMPARE(record.nameSource, lockscope::LockNameSource::takenHere);
+        lockscope::charts::TimelineModel* timeline = window.charts().timelineModel();
+        QTRY_VERIFY_WITH_TIMEOUT(timeline->rowOfLane(id) >= 0, 10000);
+        QCOMPARE(timeline->index(timeline->rowOfLane(id), lockscope::charts::TimelineModel::Label).data().toString(), expected);
     }
 };
 

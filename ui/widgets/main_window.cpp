@@ -435,9 +435,10 @@ LockName MainWindow::nameOf(const pglock::monitor::LockId& id, std::int64_t key,
     if (id.form == pglock::monitor::KeyForm::bigint) {
         facts.catalog = names_->names(key);
         // Not catalogued, but taken by hand here: this app knows the name it hashed, and keeps
-        // knowing it after the release (the timeline and the history show the lock then).
+        // knowing it after the release (the timeline and the history show the lock then, and
+        // My locks may have dropped the entry by the time they ask).
         for (const auto& own : locks_->locks())
-            if (own.key == key && own.holding()) takenHere_.insert(key, own.name);
+            if (own.key == key && own.heldAt.isValid()) takenHere_.insert(key, own.name);
         if (const auto it = takenHere_.constFind(key); it != takenHere_.cend()) facts.takenHere = *it;
         // A verified name wins over a cut one, whether it is the current holder's or remembered.
         const auto remembered = holderNames_.find(key);
