@@ -18,6 +18,7 @@
 #include "pglock_cli/connection.hpp"
 #include "pglock_cli/exit_codes.hpp"
 #include "pglock_cli/text.hpp"
+#include "held_by.hpp"
 #include "signals.hpp"
 #include "verbs.hpp"
 
@@ -191,7 +192,7 @@ Latency measure_wakeup(Pool& pool, const BenchOptions& options, const GlobalOpti
     Latency result;
     for (int round = 1; round <= options.samples && Clock::now() < end; ++round) {
         auto g = holder.try_acquire();
-        if (!g) throw Error(Errc::acquire_failed, "bench lock " + json_quote(name) + " is held by another session");
+        if (!g) throw Error(Errc::acquire_failed, "bench lock " + json_quote(name) + " is " + held_by(holder));
         {
             std::lock_guard lk(mutex);
             requested = round;

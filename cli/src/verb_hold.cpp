@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "held_by.hpp"
 #include "metrics_server.hpp"
 #include "pglock/error.hpp"
 #include "pglock/lock.hpp"
@@ -77,7 +78,7 @@ int run_hold(const HoldOptions& options, const GlobalOptions& global) {
         }
     } catch (const Error& e) {
         if (e.code() == Errc::deadline_exceeded && timeout) {
-            say(std::cout, "timed out: " + what + " not acquired within " + format_duration(*timeout));
+            say(std::cout, "timed out: " + what + " not acquired within " + format_duration(*timeout) + "; " + held_by(lock));
             return exit_contended;
         }
         if (e.code() == Errc::canceled && signals.signal()) {
@@ -88,7 +89,7 @@ int run_hold(const HoldOptions& options, const GlobalOptions& global) {
         throw;
     }
     if (!guard) {
-        say(std::cout, "contended: " + what + " is held by another session");
+        say(std::cout, "contended: " + what + " is " + held_by(lock));
         return exit_contended;
     }
 

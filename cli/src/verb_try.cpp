@@ -7,6 +7,7 @@
 #include "pglock_cli/connection.hpp"
 #include "pglock_cli/exit_codes.hpp"
 #include "pglock_cli/text.hpp"
+#include "held_by.hpp"
 #include "signals.hpp"
 #include "verbs.hpp"
 
@@ -18,20 +19,6 @@ struct TryOptions {
     std::string name;
     bool fence = false;
 };
-
-// " (held by pid 123, 456)" for the contended message; best effort, since the holder may be gone
-// by now and a failing diagnostic must not turn "contended" into an error.
-std::string holders_note(Lock& lock) {
-    try {
-        const auto pids = lock.holders();
-        if (pids.empty()) return {};
-        std::string note = pids.size() == 1 ? " (held by pid " : " (held by pids ";
-        for (std::size_t i = 0; i < pids.size(); ++i) note += (i ? ", " : "") + std::to_string(pids[i]);
-        return note + ")";
-    } catch (const std::exception&) {
-        return {};
-    }
-}
 
 int run_try(const TryOptions& options, const GlobalOptions& global) {
     // Nothing waits on the server here: a signal ends the run at once, with a line that says so
@@ -46,7 +33,7 @@ int run_try(const TryOptions& options, const GlobalOptions& global) {
 
     auto guard = lock.try_acquire();
     if (!guard) {
-        say(std::cout, "contended: " + what + " is held by another session" + holders_note(lock));
+        say(std::cout, "contended: " + what + " is " + held_by(lock));
         return exit_contended;
     }
     const int pid = guard->backend_pid();

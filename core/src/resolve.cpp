@@ -12,7 +12,7 @@ namespace {
 
 // Why a text is not a key. Everything but `not_a_number` and `empty` still means "the operator
 // was typing a key", which is what looks_like_key() reports.
-enum class Fail { none, empty, not_a_number, out_of_range, incomplete, bad_pair };
+enum class Fail { none, empty, not_a_number, out_of_range, incomplete, bad_pair, bad_digit };
 
 struct Parsed {
     Fail fail = Fail::none;
@@ -36,6 +36,25 @@ constexpr int hex_value(char c) noexcept {
     return -1;
 }
 constexpr char lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// How many bytes the character at s[i] takes: a UTF-8 lead byte with its continuation bytes,
+// else 1 (an invalid byte is a character of its own).
+std::size_t char_length(std::string_view s, std::size_t i) noexcept {
+    const auto lead = static_cast<unsigned char>(s[i]);
+    const std::size_t n = lead >= 0xf0 && lead < 0xf8 ? 4 : lead >= 0xe0 && lead < 0xf0 ? 3 : lead >= 0xc0 && lead < 0xe0 ? 2 : 1;
+    if (i + n > s.size()) return 1;
+    for (std::size_t k = 1; k < n; ++k)
+        if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 1;
+    return n;
+}
+
+constexpr bool is_control(char c) noexcept { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+
+// The character at s[i] for a message: 'z', or "a control character" (never the byte itself).
+std::string quoted_character(std::string_view s, std::size_t i) {
+    if (is_control(s[i])) return "a control character";
+    return "'" + std::string(s.substr(i, char_length(s, i))) + "'";
+}
 
 std::string_view trim(std::string_view s) noexcept {
     while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
@@ -83,9 +102,11 @@ Parsed parse_hex(std::string_view s) {
     if (s.empty()) return failed(Fail::incomplete, KeyInputForm::hex, "0x needs hex digits after it");
     std::uint64_t bits = 0;
     int significant = 0;
-    for (char c : s) {
-        const int v = hex_value(c);
-        if (v < 0) return failed(Fail::not_a_number, KeyInputForm::none, std::string(kNotANumber));
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const int v = hex_value(s[i]);
+        // "0x" says the operator meant a number: a bad digit is a key error, not a name.
+        if (v < 0)
+            return failed(Fail::bad_digit, KeyInputForm::hex, quoted_character(s, i) + " is not a hex digit (0x takes 0-9, a-f)");
         if (significant > 0 || v != 0) ++significant;  // leading zeros do not count
         bits = (bits << 4) | static_cast<std::uint64_t>(v);
     }
@@ -239,6 +260,26 @@ Parsed parse_pair(std::string_view s) {
     return combine(parts[0], parts[1]);
 }
 
+// Digits with exactly one stray character ("12a", "123!", "12 34", "-71326x52"): a mistyped key,
+// not a name. The offset of the stray, or nullopt. The text must start with a digit (after a
+// sign), so that "v2" stays a name, and more than one stray makes it a name ("12abc",
+// "2024-01-01"). Control characters never count as a stray: text with one is never key-shaped.
+std::optional<std::size_t> stray_in_number(std::string_view s) noexcept {
+    std::size_t i = (s.front() == '+' || s.front() == '-') ? 1 : 0;
+    if (i >= s.size() || !is_digit(s[i])) return std::nullopt;
+    std::optional<std::size_t> stray;
+    while (i < s.size()) {
+        if (is_digit(s[i])) {
+            ++i;
+            continue;
+        }
+        if (stray || is_control(s[i])) return std::nullopt;
+        stray = i;
+        i += char_length(s, i);
+    }
+    return stray;
+}
+
 bool starts_with_label(std::string_view s) noexcept {
     for (std::string_view label : {std::string_view("classid"), std::string_view("objid")}) {
         if (s.size() < label.size()) continue;
@@ -270,7 +311,14 @@ Parsed parse(std::string_view text) {
     if (unsigned_part.size() >= 2 && unsigned_part[0] == '0' && lower(unsigned_part[1]) == 'x') return parse_hex(s);
     if (numeric_shape(s)) return parse_decimal(s);
     if (starts_with_label(s)) return parse_labelled(s);
-    return parse_pair(s);
+    Parsed pair = parse_pair(s);
+    if (pair.fail == Fail::not_a_number) {
+        if (const auto stray = stray_in_number(s)) {
+            return failed(Fail::bad_digit, KeyInputForm::decimal,
+                          quoted_character(s, *stray) + " in a number (a key is written in digits only)");
+        }
+    }
+    return pair;
 }
 
 }  // namespace

@@ -36,6 +36,18 @@ private slots:
         QVERIFY2(r.out.contains("pairs/s"), r.out.constData());
         QVERIFY2(r.out.contains("p99"), r.out.constData());
     }
+
+    void wakeup_lock_held_elsewhere_names_the_holder() {
+        const QString prefix = unique_name("bench.held") + ".";
+        const auto key = key_of(prefix + "wake");  // the wake-up run's lock
+        RawConn other(dsn());
+        other.lock(key);
+        const auto r = run({"bench", "--clients", "1", "--seconds", "0.2", "--samples", "2", "--name-prefix", prefix,
+                            "--dsn", dsn()});
+        QCOMPARE(r.code, 1);
+        QVERIFY2(r.err.contains("held by pid " + QByteArray::number(other.pid())), r.err.constData());
+        QVERIFY(other.unlock(key));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCliBench)

@@ -66,6 +66,8 @@ private slots:
         const auto r = run({"hold", name, "--for", "10s", "--dsn", dsn()});
         QCOMPARE(r.code, 3);
         QVERIFY2(r.out.startsWith("contended:"), r.out.constData());
+        // An operator's next question is who holds it: the message names the holder's pid.
+        QVERIFY2(r.out.contains("held by pid " + QByteArray::number(other.pid())), r.out.constData());
         QVERIFY(other.unlock(key_of(name)));
     }
 
@@ -80,6 +82,7 @@ private slots:
         const auto r = run({"hold", name, "--wait", "--timeout", "300ms", "--for", "10s", "--dsn", dsn_with_app(app)});
         QCOMPARE(r.code, 3);
         QVERIFY2(r.out.startsWith("timed out:"), r.out.constData());
+        QVERIFY2(r.out.contains("held by pid " + QByteArray::number(other.pid())), r.out.constData());
         QVERIFY(t.elapsed() >= 300);
         // The server-side wait was cancelled, not abandoned.
         QCOMPARE(obs.waiting_count(key), 0);

@@ -26,7 +26,7 @@ private slots:
         const auto r = run({"try", name, "--dsn", dsn()});
         QCOMPARE(r.code, 3);
         QVERIFY2(r.out.startsWith("contended:"), r.out.constData());
-        QVERIFY2(r.out.contains(QByteArray::number(other.pid())), r.out.constData());  // who holds it
+        QVERIFY2(r.out.contains("held by pid " + QByteArray::number(other.pid())), r.out.constData());  // who holds it
         QVERIFY(other.unlock(key_of(name)));  // and the CLI did not take it from us
         // Once released elsewhere it is free again.
         QCOMPARE(run({"try", name, "--dsn", dsn()}).code, 0);

@@ -105,14 +105,25 @@ private slots:
         QTest::newRow("hex 17 digits") << QByteArray("0x1ffffffffffffffff") << "out of range for a bigint key" << true;
         QTest::newRow("negative hex beyond INT64_MIN") << QByteArray("-0x8000000000000001") << "out of range" << true;
         QTest::newRow("bare 0x") << QByteArray("0x") << "hex digits" << true;
-        QTest::newRow("hex garbage") << QByteArray("0xZZ") << "not a number" << false;
+        // Text that was meant as a number is a key error, never silently hashed as a name.
+        QTest::newRow("hex garbage") << QByteArray("0xZZ") << "'Z' is not a hex digit" << true;
+        QTest::newRow("hex garbage lower") << QByteArray("0xzz") << "'z' is not a hex digit" << true;
+        QTest::newRow("hex garbage and more") << QByteArray("0xzz!") << "'z' is not a hex digit" << true;
+        QTest::newRow("hex then a stray") << QByteArray("0x1f!") << "'!' is not a hex digit" << true;
+        QTest::newRow("negative hex garbage") << QByteArray("-0xg") << "'g' is not a hex digit" << true;
+        QTest::newRow("digits with a stray letter") << QByteArray("12a") << "'a' in a number" << true;
+        QTest::newRow("digits with a stray inside") << QByteArray("-71326x52") << "'x' in a number" << true;
+        QTest::newRow("digits with a stray sign") << QByteArray("123!") << "'!' in a number" << true;
         QTest::newRow("name") << QByteArray("orders.daily-rollup") << "not a number" << false;
         QTest::newRow("digits then letters") << QByteArray("12abc") << "not a number" << false;
         QTest::newRow("date-like name") << QByteArray("2024-01-01") << "not a number" << false;
         QTest::newRow("path-like name") << QByteArray("jobs/nightly") << "not a number" << false;
         QTest::newRow("half a number name") << QByteArray("123/abc") << "not a number" << false;
         QTest::newRow("sign alone") << QByteArray("-") << "not a number" << false;
-        QTest::newRow("space inside") << QByteArray("12 34") << "not a number" << false;
+        QTest::newRow("space inside") << QByteArray("12 34") << "' ' in a number" << true;
+        QTest::newRow("letter then digits") << QByteArray("v2") << "not a number" << false;
+        QTest::newRow("plain word") << QByteArray("zz") << "not a number" << false;
+        QTest::newRow("digits with a stray non-ASCII letter") << QByteArray("12\xc3\xa9") << "'\xc3\xa9' in a number" << true;
         QTest::newRow("parenthesized words") << QByteArray("(draft) orders") << "not a number" << false;
         QTest::newRow("half pair trailing") << QByteArray("123/") << "needs two numbers" << true;
         QTest::newRow("half pair leading") << QByteArray("/123") << "needs two numbers" << true;

@@ -205,11 +205,11 @@ private slots:
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
         const QByteArray odd("bad\0name\xff\n", 10);
-        model.setNameResolver([&](std::int64_t key) -> std::optional<QByteArray> {
+        model.setNamer(lockscope::catalogNamer([&](std::int64_t key) -> std::optional<QByteArray> {
             if (key == 7) return QByteArray("orders.daily-rollup");
             if (key == 9) return odd;
             return std::nullopt;
-        });
+        }));
         // Small epoch values keep the subtraction exact enough for the boundary (a 1 ms hold at
         // 1.7e9 s would differ from 0.001 in the last bits).
         PollBuilder p1(1000);
@@ -223,7 +223,7 @@ private slots:
         QCOMPARE(model.index(row7, HoldStatsModel::FirstBucket + 4).data().toULongLong(), 1ull);
         QCOMPARE(model.statsAt(row7).max, 0.5);
         const int row5 = model.rowOfLock(bigintLockId(5));
-        QCOMPARE(model.index(row5, HoldStatsModel::Name).data().toString(), QStringLiteral("5"));
+        QCOMPARE(model.index(row5, HoldStatsModel::Name).data().toString(), QStringLiteral("(unknown) 5"));
         QCOMPARE(model.statsAt(row5).observed[kOverflowBucket], 1.0);
 
         // A name with NUL, a non-UTF-8 byte and a newline is shown escaped, never raw.
@@ -384,13 +384,61 @@ private slots:
         QCOMPARE(panel.holdStatsModel()->rowCount(), 0);
     }
 
+    // A name learned from a holder after a lane was drawn relabels that lane and its histogram
+    // row in place (the label order kept), and only them; the memory keeps a verified name over a
+    // cut one, outlives the holder, and is bounded.
+    void namesLearnedFromHoldersRelabelOnlyTheirLanes() {
+        HolderNames memory(2);
+        const LockNamer namer = [&memory](const LockId& id, std::int64_t key, const std::optional<HolderName>& current) {
+            NameFacts facts;
+            facts.holder = current ? current : memory.find(key);
+            return decideLockName(id, key, facts);
+        };
+        TimelineModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        HoldStatsModel stats;
+        model.setNamer(namer);
+        stats.setNamer(namer);
+        const std::string name = "zz.learned";
+        const std::int64_t key = pglock::key_of(name);
+        const LockId id = bigintLockId(key);
+        PollBuilder first(kT0);
+        first.hold(key, 101, kT0 - 5).hold(5, 102, kT0 - 5).hold(6, 103, kT0 - 5).ended(finishedHold(key, 100, kT0 - 9, kT0 - 8));
+        model.addPoll(*first.make());
+        stats.addPoll(*first.make());
+        const auto label = [&] { return model.index(model.rowOfLane(id), TimelineModel::Label).data().toString(); };
+        QCOMPARE(label(), QStringLiteral("(unknown) %1").arg(key));
+        verifyLabelOrder(model);
+
+        QVERIFY(memory.learn(key, HolderName{"zz.lea", false, 101}));  // a cut name first
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        model.relabel({key, 424242});  // a key without a lane changes nothing
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(label(), QChar(0x2068) + QStringLiteral("zz.lea") + QChar(0x2026) + QChar(0x2069) + QStringLiteral(" (from holder, cut)"));
+        QVERIFY(memory.learn(key, HolderName{name, true, 101}));
+        QVERIFY(!memory.learn(key, HolderName{"zz.lea", false, 102}));  // never back to a prefix
+        model.relabel({key});
+        stats.relabel({key});
+        const QString expected = QChar(0x2068) + QString::fromStdString(name) + QChar(0x2069) + QStringLiteral(" (from holder)");
+        QCOMPARE(label(), expected);
+        QCOMPARE(stats.index(stats.rowOfLock(id), HoldStatsModel::Name).data().toString(), expected);
+        QCOMPARE(model.index(model.rowOfLane(bigintLockId(5)), TimelineModel::Label).data().toString(), QStringLiteral("(unknown) 5"));
+        verifyLabelOrder(model);
+
+        // Bounded: two more keys push out the least recently learned one.
+        QVERIFY(memory.learn(7, HolderName{"a", false, 1}));
+        QVERIFY(memory.learn(8, HolderName{"b", false, 1}));
+        QCOMPARE(memory.size(), std::size_t(2));
+        QVERIFY(!memory.find(key));
+    }
+
     void timelineKeepsLanesInLabelOrder() {
         TimelineModel::Limits limits;
         limits.maxAgeSeconds = 100;
         TimelineModel model(limits);
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         int variant = 0;
-        model.setNameResolver([&variant](std::int64_t key) { return mixedName(key, variant); });
+        model.setNamer(lockscope::catalogNamer([&variant](std::int64_t key) { return mixedName(key, variant); }));
 
         // A first poll of 600 locks (even keys): labelled in later event-loop turns, not in addPoll().
         const auto holdsFrom = [](PollBuilder& poll, int firstEven) {
@@ -406,7 +454,7 @@ private slots:
         // Meanwhile the item model still names every lane.
         const int row8 = model.rowOfLane(bigintLockId(8));
         QCOMPARE(model.index(row8, TimelineModel::Label).data().toString(),
-                 lockLabel(bigintLockId(8), 8, [&variant](std::int64_t key) { return mixedName(key, variant); }));
+                 lockLabel(bigintLockId(8), 8, lockscope::catalogNamer([&variant](std::int64_t key) { return mixedName(key, variant); })));
         QTRY_COMPARE(model.unlabelledCount(), std::size_t{0});
         verifyLabelOrder(model);
 
@@ -505,12 +553,12 @@ private slots:
     void timelineRendersThousandsOfHolds() {
         ChartsPanel panel;
         panel.resize(1400, 820);
-        panel.setNameResolver([](std::int64_t key) -> std::optional<QByteArray> {
+        panel.setNamer(lockscope::catalogNamer([](std::int64_t key) -> std::optional<QByteArray> {
             static const char* const kinds[] = {"orders", "payments", "search", "billing", "mail", "reports", "inventory", "auth"};
             static const char* const jobs[] = {"daily-rollup", "settle", "reindex", "sync", "export", "cleanup", "compact"};
             if (key % 10 == 3) return std::nullopt;  // some keys the catalog does not know
             return QByteArray(kinds[key % 8]) + '.' + jobs[(key / 8) % 7] + '-' + QByteArray::number(key);
-        });
+        }));
         panel.show();
         QVERIFY(QTest::qWaitForWindowExposed(&panel));
         panel.timelineChart()->setWindowSeconds(900);

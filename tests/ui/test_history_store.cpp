@@ -224,6 +224,77 @@ private slots:
 
     // A wait whose blocking PIDs the poll could not name (the holder left between the two reads)
     // has an empty list; it used to bind as SQL NULL into waited_on NOT NULL and fail its batch.
+    // A file written by an older lockscope (format 1: no `unseen`; format 2: no `name_source`) is
+    // migrated when opened to write: its rows stay, a row with a name says it came from the
+    // catalog (the only source then), the others none; the CSV gets name_source as its last column.
+    void older_files_are_migrated_with_their_names_sources() {
+        for (const int version : {1, 2}) {
+            const QString path = dir_.filePath(QStringLiteral("v%1.sqlite").arg(version));
+            {
+                const QString connection = QStringLiteral("old-format-%1").arg(version);
+                {
+                    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection);
+                    db.setDatabaseName(path);
+                    QVERIFY(db.open());
+                    QSqlQuery q(db);
+                    const QString unseen = version >= 2 ? QStringLiteral(", unseen REAL NOT NULL DEFAULT 0") : QString();
+                    for (const QString& table : {QStringLiteral("holds"), QStringLiteral("waits")}) {
+                        QVERIFY(q.exec(QStringLiteral("CREATE TABLE %1 (id INTEGER PRIMARY KEY, name BLOB, key INTEGER NOT NULL, "
+                                                      "int_pair INTEGER NOT NULL DEFAULT 0, pid INTEGER NOT NULL, "
+                                                      "application TEXT NOT NULL DEFAULT '', username TEXT NOT NULL DEFAULT '', "
+                                                      "shared INTEGER NOT NULL DEFAULT 0, started REAL NOT NULL, ended REAL NOT NULL, "
+                                                      "duration REAL NOT NULL%2%3)")
+                                           .arg(table, unseen,
+                                                table == QLatin1String("waits") ? QStringLiteral(", waited_on TEXT NOT NULL DEFAULT ''") : QString())));
+                    }
+                    QVERIFY(q.exec(QStringLiteral("CREATE TABLE schema_version (version INTEGER NOT NULL)")));
+                    QVERIFY(q.exec(QStringLiteral("INSERT INTO schema_version VALUES (%1)").arg(version)));
+                    QVERIFY(q.exec(QStringLiteral("CREATE TABLE settings (key TEXT PRIMARY KEY, value)")));
+                    const double now = HistoryStore::currentTime();
+                    q.prepare(QStringLiteral("INSERT INTO holds (name, key, pid, started, ended, duration) VALUES (?, ?, ?, ?, ?, 1)"));
+                    q.addBindValue(QByteArray("orders.daily-rollup"));
+                    q.addBindValue(qint64(pglock::key_of("orders.daily-rollup")));
+                    q.addBindValue(11);
+                    q.addBindValue(now - 2);
+                    q.addBindValue(now - 1);
+                    QVERIFY(q.exec());
+                    q.prepare(QStringLiteral("INSERT INTO holds (name, key, pid, started, ended, duration) VALUES (NULL, 77, 12, ?, ?, 1)"));
+                    q.addBindValue(now - 2);
+                    q.addBindValue(now - 1);
+                    QVERIFY(q.exec());
+                }
+                QSqlDatabase::removeDatabase(connection);
+            }
+            // Read-only, an old file is refused (nothing may change it); opened to write, it is migrated.
+            QVERIFY(!HistoryStore(path, HistoryStore::Mode::readOnly).isOpen());
+            {
+                HistoryStore store(path);
+                QVERIFY2(store.isOpen(), qPrintable(store.errorString()));
+            }
+            HistoryStore store(path, HistoryStore::Mode::readOnly);
+            QVERIFY2(store.isOpen(), qPrintable(store.errorString()));
+            const auto rows = store.query({}).rows;
+            QCOMPARE(rows.size(), std::size_t(2));
+            for (const Record& r : rows) {
+                if (r.pid == 11) {
+                    QCOMPARE(r.nameSource, lockscope::LockNameSource::catalog);
+                    QCOMPARE(HistoryModel::displayName(r), QStringLiteral("orders.daily-rollup"));
+                } else {
+                    QCOMPARE(r.nameSource, lockscope::LockNameSource::none);
+                    QCOMPARE(HistoryModel::displayName(r), QStringLiteral("(unknown) 77"));
+                }
+            }
+            QBuffer out;
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            QCOMPARE(store.exportCsv({}, out), qint64(2));
+            const QList<QByteArray> lines = out.data().split('\n');
+            QCOMPARE(lines.at(0), QByteArray("kind,name,name_escaped,key,form,pid,application,user,mode,started,ended,duration_s,"
+                                             "waited_on,name_source\r"));
+            for (const QByteArray& line : lines.mid(1, 2))
+                QVERIFY2(line.endsWith(line.contains(",11,") ? ",catalog\r" : ",\r"), line.constData());
+        }
+    }
+
     void a_wait_blocked_by_nobody_is_stored_with_its_batch() {
         const QString path = freshPath();
         HistoryStore store(path);
@@ -593,11 +664,11 @@ private slots:
         int lookups = 0;
         {
             HistoryRecorder recorder;
-            recorder.setNameResolver([&](qint64 key) -> std::optional<QByteArray> {
+            recorder.setNamer(lockscope::catalogNamer([&](qint64 key) -> std::optional<QByteArray> {
                 ++lookups;
                 if (key == known) return QByteArray("recorder.known");
                 return std::nullopt;
-            });
+            }));
             QSignalSpy opened(&recorder, &HistoryRecorder::opened);
             QSignalSpy written(&recorder, &HistoryRecorder::written);
             recorder.open(path);
@@ -696,7 +767,7 @@ private slots:
         h.pid = 3;
         h.start = now_ - 2;
         h.end = now_ - 1;
-        recorder.setNameResolver([](qint64) { return std::optional<QByteArray>("panel.b2"); });
+        recorder.setNamer(lockscope::catalogNamer([](qint64) { return std::optional<QByteArray>("panel.b2"); }));
         recorder.record(pollResult({h}, {}));
         QTRY_COMPARE_WITH_TIMEOUT(panel.model()->rowCount(), 2, 5000);
         QTRY_VERIFY_WITH_TIMEOUT(status->text().contains(QStringLiteral("2 of 2")), 5000);
@@ -722,10 +793,10 @@ private slots:
         const QString pollerApp = QStringLiteral("history-gap-poller-") + QUuid::createUuid().toString(QUuid::Id128).left(8);
 
         HistoryRecorder recorder;
-        recorder.setNameResolver([&](qint64 k) -> std::optional<QByteArray> {
+        recorder.setNamer(lockscope::catalogNamer([&](qint64 k) -> std::optional<QByteArray> {
             if (k == key) return name;
             return std::nullopt;
-        });
+        }));
         QSignalSpy opened(&recorder, &HistoryRecorder::opened);
         recorder.open(path);
         QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 5000);
@@ -776,10 +847,10 @@ private slots:
         const QString path = freshPath();
 
         HistoryRecorder recorder;
-        recorder.setNameResolver([&](qint64 k) -> std::optional<QByteArray> {
+        recorder.setNamer(lockscope::catalogNamer([&](qint64 k) -> std::optional<QByteArray> {
             if (k == key) return name;
             return std::nullopt;
-        });
+        }));
         QSignalSpy opened(&recorder, &HistoryRecorder::opened);
         recorder.open(path);
         QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 5000);

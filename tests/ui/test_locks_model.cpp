@@ -517,19 +517,19 @@ private slots:
         f.world.add(42, {102});
         f.world.addPair(7, -3, 103);
         f.poll();
-        QCOMPARE(f.cell(known, LocksModel::Name), QStringLiteral("unknown"));
+        QCOMPARE(f.cell(known, LocksModel::Name), QStringLiteral("(unknown) ") + QString::number(known));
         QMap<qint64, QString> catalog{{known, QStringLiteral("orders.daily-rollup")}};
-        f.model.setNameLookup([&catalog](qint64 key) -> std::optional<QString> {
-            if (auto it = catalog.find(key); it != catalog.end()) return *it;
+        f.model.setNamer(lockscope::catalogNamer([&catalog](qint64 key) -> std::optional<QByteArray> {
+            if (auto it = catalog.find(key); it != catalog.end()) return it->toUtf8();
             return std::nullopt;
-        });
+        }));
         QCOMPARE(f.rec.take(), QStringList{"~ K42 K" + QString::number(known) + " K" +
                                            QString::number(pglock::key_of(pglock::LockTag{7, static_cast<std::uint32_t>(-3)})) + " Name"});
         QCOMPARE(f.cell(known, LocksModel::Name), QStringLiteral("orders.daily-rollup"));
         QCOMPARE(f.cell(known, LocksModel::Key), QString::number(known));
         QCOMPARE(f.cell(known, LocksModel::Key), QStringLiteral("-7132652647757890940"));
         QVERIFY(!f.lockIndex(known).data(LocksModel::IsUnknownRole).toBool());
-        QCOMPARE(f.cell(42, LocksModel::Name), QStringLiteral("unknown"));
+        QCOMPARE(f.cell(42, LocksModel::Name), QStringLiteral("(unknown) 42"));
         QVERIFY(f.lockIndex(42).data(LocksModel::IsUnknownRole).toBool());
         QCOMPARE(shownToolTip(f.lockIndex(42, LocksModel::Key)), QStringLiteral("pg_locks: classid 0, objid 42, objsubid 1"));
         const QModelIndex pair = f.model.index(f.model.rowCount() - 1, LocksModel::Name);  // int pairs sort after bigints
@@ -655,10 +655,10 @@ private slots:
         f.world.backend(103).application_name = "Billing-Export";
         f.world.lock(3).holders = {{103, false}};
         f.world.add(4, {104});
-        f.model.setNameLookup([](qint64 key) -> std::optional<QString> {
-            if (key == 2) return QStringLiteral("orders.daily-rollup");
+        f.model.setNamer(lockscope::catalogNamer([](qint64 key) -> std::optional<QByteArray> {
+            if (key == 2) return QByteArray("orders.daily-rollup");
             return std::nullopt;
-        });
+        }));
         f.model.setHeldSinceProvider([&f](const LockId& id, int) -> std::optional<double> {
             return f.world.now - 9.0 * static_cast<double>(key_of(id.tag)) + (key_of(id.tag) == 4 ? 30 : 0);  // 9, 18, 27, 6
         });

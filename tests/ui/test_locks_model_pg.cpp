@@ -66,10 +66,10 @@ private slots:
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         HoldTracker tracker;
         model.setHeldSinceProvider([&tracker](const LockId& lock, int pid) { return tracker.held_since(lock, pid); });
-        model.setNameLookup([&](qint64 k) -> std::optional<QString> {
-            if (k == key) return QString::fromStdString(name);
+        model.setNamer(lockscope::catalogNamer([&](qint64 k) -> std::optional<QByteArray> {
+            if (k == key) return QByteArray::fromStdString(name);
             return std::nullopt;
-        });
+        }));
         pglock::Session monitor = pglock::Session::connect(*dsn);
         const auto pollOnce = [&] {
             auto snap = std::make_shared<const Snapshot>(poll(monitor));
@@ -164,7 +164,7 @@ private slots:
 
         LocksModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        model.setNameLookup([](qint64) -> std::optional<QString> { return std::nullopt; });  // an empty catalog
+        model.setNamer(lockscope::catalogNamer([](qint64) -> std::optional<QByteArray> { return std::nullopt; }));  // an empty catalog
         pglock::Session monitor = pglock::Session::connect(*dsn);
         model.applySnapshot(std::make_shared<const Snapshot>(poll(monitor)));
 

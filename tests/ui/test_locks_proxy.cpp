@@ -81,11 +81,11 @@ private slots:
         proxy.setSourceModel(&model);
         QAbstractItemModelTester tester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QSignalSpy resets(&proxy, &QAbstractItemModel::modelReset);
-        // Names for a third of the keys, in mixed case; the rest show "unknown" (many ties).
-        model.setNameLookup([](qint64 key) -> std::optional<QString> {
+        // Names for a third of the keys, in mixed case; the rest show "(unknown) KEY".
+        model.setNamer(lockscope::catalogNamer([](qint64 key) -> std::optional<QByteArray> {
             if (key % 3 != 0) return std::nullopt;
-            return (key % 2 ? QStringLiteral("Orders.") : QStringLiteral("billing.")) + QString::number(key * 7919 % 1000);
-        });
+            return ((key % 2 ? QStringLiteral("Orders.") : QStringLiteral("billing.")) + QString::number(key * 7919 % 1000)).toUtf8();
+        }));
         World world;
         std::mt19937 rng(4242);
         const auto pick = [&rng](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };

@@ -76,6 +76,36 @@ private slots:
         QVERIFY2(panel.sizeHint().width() < kMaxSaneWidth, qPrintable(QString::number(panel.sizeHint().width())));
     }
 
+    // Text meant as a number that is not one (a 0x prefix, digits with a stray character, half a
+    // pair) is an inline error that says how to take it as a name instead; the "as name" button
+    // then hashes exactly that text. Plain text is hashed as a name without asking.
+    void resolver_refuses_attempted_numbers_and_offers_as_name() {
+        lockscope::ResolverPanel panel;
+        panel.show();
+        auto* error = panel.findChild<QLabel*>(QStringLiteral("resolverError"));
+        QVERIFY(error);
+        for (const QByteArray& typed : {QByteArray("0xzz"), QByteArray("0xzz!"), QByteArray("12a"), QByteArray("123/")}) {
+            panel.setText(QString::fromLatin1(typed));
+            QVERIFY2(!panel.currentKey(), typed.constData());
+            QVERIFY2(!error->isHidden(), typed.constData());
+            QVERIFY2(error->text().startsWith(QStringLiteral("not a key: ")), qPrintable(error->text()));
+            QVERIFY2(error->text().endsWith(QStringLiteral(" — click “as name” to hash it as a name")), qPrintable(error->text()));
+            auto* asName = panel.findChild<QAbstractButton*>(QStringLiteral("resolverAsName"));
+            QVERIFY(asName);
+            asName->click();
+            QCOMPARE(panel.currentKey(), std::optional<qint64>(keyOf(typed)));
+            QCOMPARE(panel.currentName(), std::optional<QByteArray>(typed));
+            QVERIFY(error->isHidden());
+            asName->click();  // back to reading keys
+            QVERIFY(!panel.currentKey());
+        }
+        for (const QByteArray& typed : {QByteArray("orders.daily-rollup"), QByteArray("2024-01-01"), QByteArray("zz")}) {
+            panel.setText(QString::fromLatin1(typed));
+            QCOMPARE(panel.currentKey(), std::optional<qint64>(keyOf(typed)));
+            QVERIFY2(error->isHidden(), qPrintable(error->text()));
+        }
+    }
+
     void take_lock_dialog_hashes_a_long_name_whole_and_stays_narrow() {
         const QByteArray name = longName();
         lockscope::TakeLockDialog dialog(name);

@@ -38,10 +38,10 @@ private slots:
         world.add(key, {101});
         world.backend(101).application_name = QStringLiteral(u"svc\u202Egnp").toStdString();
         lockscope::LocksModel model;
-        model.setNameLookup([&](qint64 k) -> std::optional<QString> {
-            if (k == key) return QString::fromUtf8(kEvil);
+        model.setNamer(lockscope::catalogNamer([&](qint64 k) -> std::optional<QByteArray> {
+            if (k == key) return kEvil;
             return std::nullopt;
-        });
+        }));
         model.applySnapshot(world.make());
         QCOMPARE(model.rowCount(), 1);
         for (int column : {int(lockscope::LocksModel::Name), int(lockscope::LocksModel::Application)}) {

@@ -13,3 +13,6 @@ pglock_add_test(test_stale_view SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_stale_vie
 pglock_add_test(test_view_text SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_view_text.cpp LIBS lockscope_ui Qt6::Widgets Qt6::Sql)
 # The first screen at 1440×780 (offscreen, real server): layout, summary strip, keyboard.
 pglock_add_test(test_first_screen SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_first_screen.cpp PG LIBS lockscope_ui PostgreSQL::PostgreSQL)
+# One lock, one name (offscreen, real server): a lock named by its holder shows the same name in
+# the locks view, the session panel, the timeline, the histogram, the history and its CSV.
+pglock_add_test(test_one_name SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_one_name.cpp PG LIBS lockscope_ui PostgreSQL::PostgreSQL)

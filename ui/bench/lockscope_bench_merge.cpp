@@ -188,15 +188,15 @@ int main(int argc, char** argv) {
     monitor::WaitTracker waits;
     PollResultPtr latest;
     LocksModel model;
-    // The window's lookup (MainWindow's constructor), minus the locks taken by hand in the app.
-    model.setNameLookup([&names](qint64 key) -> std::optional<QString> {
-        const QList<QByteArray>& list = names.names(key);
-        if (list.isEmpty()) return std::nullopt;
-        if (list.size() == 1) return QString::fromUtf8(list.first());
-        QStringList all;
-        for (const QByteArray& n : list) all << QString::fromUtf8(n);
-        return all.join(QStringLiteral(" | ")) + QStringLiteral(" (collision)");
-    });
+    // The window's naming rule (MainWindow::nameOf), minus the locks taken by hand in the app and
+    // the names remembered from holders.
+    const LockNamer namer = [&names](const monitor::LockId& id, std::int64_t key, const std::optional<monitor::HolderName>& current) {
+        NameFacts facts;
+        if (id.form == monitor::KeyForm::bigint) facts.catalog = names.names(key);
+        facts.holder = current;
+        return decideLockName(id, key, facts);
+    };
+    model.setNamer(namer);
     model.setHeldSinceProvider([&latest](const monitor::LockId& lock, int pid) -> std::optional<double> {
         return latest ? latest->heldSince(lock, pid) : std::nullopt;
     });
@@ -204,11 +204,11 @@ int main(int argc, char** argv) {
     if (!cli.isSet(noProxyOpt)) proxy.setSourceModel(&model);
     proxy.sort(LocksModel::Name, Qt::AscendingOrder);  // the window's default order
     charts::TimelineModel timeline;
-    timeline.setNameResolver([&names](std::int64_t key) { return names.uniqueName(key); });
+    timeline.setNamer(namer);
     charts::HoldStatsModel stats;
-    stats.setNameResolver([&names](std::int64_t key) { return names.uniqueName(key); });
+    stats.setNamer(namer);
     history::HistoryRecorder recorder;
-    recorder.setNameResolver([&names](qint64 key) { return names.uniqueName(key); });
+    recorder.setNamer(namer);
     recorder.open(scratch.path() + QStringLiteral("/history.sqlite"));
 
     // A shown timeline over the standalone model, refreshed after every poll (the "chart" step).

@@ -32,14 +32,19 @@ void ChartsPanel::addPoll(const PollResultPtr& poll) {
     stats_->addPoll(*poll);
 }
 
-void ChartsPanel::setNameResolver(NameResolver resolver) {
-    timeline_->setNameResolver(resolver);
-    stats_->setNameResolver(std::move(resolver));
+void ChartsPanel::setNamer(LockNamer namer) {
+    timeline_->setNamer(namer);
+    stats_->setNamer(std::move(namer));
 }
 
 void ChartsPanel::refreshNames() {
     timeline_->refreshNames();
     stats_->refreshNames();
+}
+
+void ChartsPanel::relabel(const std::vector<std::int64_t>& keys) {
+    timeline_->relabel(keys);
+    stats_->relabel(keys);
 }
 
 void ChartsPanel::setScrapedHistograms(const std::vector<ScrapedHistogram>& histograms) {

@@ -38,9 +38,11 @@ public:
     // A poll arrived. A result of another connection (generation) than the previous ones starts
     // the charts over, as clear() does.
     void addPoll(const PollResultPtr& poll);
-    // The catalog's names for bigint keys; call refreshNames() when the catalog changes.
-    void setNameResolver(NameResolver resolver);
+    // The app's naming rule (lock_naming.hpp); call refreshNames() when the catalog changes and
+    // relabel() when the names of a few keys changed (a name learned from a holder).
+    void setNamer(LockNamer namer);
     void refreshNames();
+    void relabel(const std::vector<std::int64_t>& keys);
     // Replaces every scraped histogram (names not in `histograms` lose theirs).
     void setScrapedHistograms(const std::vector<ScrapedHistogram>& histograms);
     // A new connection: forget holds, waiters and scraped data.

@@ -29,7 +29,7 @@ std::unique_ptr<HoldStatsModel::LockStats> HoldStatsModel::newRow(const LockId& 
     auto s = std::make_unique<LockStats>();
     s->id = id;
     s->key = key;
-    s->label = lockLabel(id, key, resolver_);
+    s->label = lockLabel(id, key, namer_);
     return s;
 }
 
@@ -156,8 +156,8 @@ void HoldStatsModel::clear() {
     endResetModel();
 }
 
-void HoldStatsModel::setNameResolver(NameResolver resolver) {
-    resolver_ = std::move(resolver);
+void HoldStatsModel::setNamer(LockNamer namer) {
+    namer_ = std::move(namer);
     refreshNames();
 }
 
@@ -166,10 +166,22 @@ void HoldStatsModel::refreshNames() {
     if (!rows_.empty()) emit dataChanged(index(0, Name), index(rowCount() - 1, Name));
 }
 
+void HoldStatsModel::relabel(const std::vector<std::int64_t>& keys) {
+    for (std::int64_t key : keys) {
+        const int row = rowOfLock(bigintLockId(key));
+        if (row < 0) continue;
+        LockStats& s = *rows_[static_cast<std::size_t>(row)];
+        QString label = labelOf(s);
+        if (label == s.label) continue;
+        s.label = std::move(label);
+        emit dataChanged(index(row, Name), index(row, Name));
+    }
+}
+
 QString HoldStatsModel::labelOf(const LockStats& s) const {
     // The applications reported this very name: it is the truth for that key, catalog or not.
     if (s.scraped) return names::printable(s.scrapedName);
-    return lockLabel(s.id, s.key, resolver_);
+    return lockLabel(s.id, s.key, namer_);
 }
 
 BucketCounts HoldStatsModel::observedTotal() const {

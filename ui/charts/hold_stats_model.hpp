@@ -38,7 +38,7 @@ class HoldStatsModel : public QAbstractTableModel {
 
 public:
     enum Column {
-        Name,          // the catalog's (or scraped) name escaped, the decimal key, or an int4 pair
+        Name,          // lockLabel() (the app's naming rule), or the scraped name escaped
         Key,           // the bigint key
         Count,         // holds the monitor saw end
         TotalSeconds,  // their summed duration
@@ -92,9 +92,11 @@ public:
     // A new connection: forget everything. The one place that resets the model.
     void clear();
 
-    void setNameResolver(NameResolver resolver);
+    void setNamer(LockNamer namer);
     // The catalog changed: relabel every row (dataChanged on Name).
     void refreshNames();
+    // The names of these bigint keys changed: relabel their rows only.
+    void relabel(const std::vector<std::int64_t>& keys);
 
     const LockStats& statsAt(int row) const { return *rows_.at(static_cast<std::size_t>(row)); }
     int rowOfLock(const pglock::monitor::LockId& id) const;  // -1 when absent
@@ -120,7 +122,7 @@ private:
     void evict();
 
     std::vector<std::unique_ptr<LockStats>> rows_;  // sorted by LockId
-    NameResolver resolver_;
+    LockNamer namer_;
     std::size_t maxRows_;
     BucketCounts evicted_{};  // the observed buckets of evicted rows, for observedTotal()
 };

@@ -1,24 +1,19 @@
-// How the charts name a lock: the catalog's name (escaped, since names are arbitrary bytes), the
-// decimal key when the catalog has none, or "(a, b) int4 pair" for the two-int4 form, which no
-// name hashes to.
+// How the charts name a lock: the app's one naming rule (models/lock_naming.hpp), asked without
+// a current holder, so a lock that is gone keeps the name it was known by.
 #pragma once
 
-#include <QByteArray>
 #include <QString>
 
 #include <cstdint>
-#include <functional>
-#include <optional>
 
+#include "models/lock_naming.hpp"
 #include "pglock/monitor.hpp"
 
 namespace lockscope::charts {
 
-// The app's catalog: the name of a bigint key, nullopt when it has none.
-using NameResolver = std::function<std::optional<QByteArray>(std::int64_t key)>;
-
-// The label of a lock for axes, combos and tooltips.
-QString lockLabel(const pglock::monitor::LockId& id, std::int64_t key, const NameResolver& resolver);
+// The label of a lock for axes, combos and tooltips: decideLockName()'s text, or without a namer
+// the rule with nothing known ("(unknown) KEY", "(a, b) int4 pair").
+QString lockLabel(const pglock::monitor::LockId& id, std::int64_t key, const LockNamer& namer);
 
 // The LockId of a bigint key (what a name's key looks like in pg_locks).
 pglock::monitor::LockId bigintLockId(std::int64_t key);

@@ -119,7 +119,7 @@ void TimelineModel::labelPending(std::size_t maxLanes) {
     labelled.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
         Lane* lane = unlabelled_[i];
-        lane->label = lockLabel(lane->id, lane->key, resolver_);
+        lane->label = lockLabel(lane->id, lane->key, namer_);
         lane->sortKey = collator_.sortKey(lane->label);
         labelled.push_back(lane);
     }
@@ -373,8 +373,8 @@ void TimelineModel::clear() {
     emit updated();
 }
 
-void TimelineModel::setNameResolver(NameResolver resolver) {
-    resolver_ = std::move(resolver);
+void TimelineModel::setNamer(LockNamer namer) {
+    namer_ = std::move(namer);
     refreshNames();
 }
 
@@ -383,13 +383,34 @@ void TimelineModel::refreshNames() {
     unlabelled_.clear();
     byLabel_.clear();
     for (auto& lane : lanes_) {
-        lane->label = lockLabel(lane->id, lane->key, resolver_);
+        lane->label = lockLabel(lane->id, lane->key, namer_);
         lane->sortKey = collator_.sortKey(lane->label);
         byLabel_.push_back(lane.get());
     }
     std::sort(byLabel_.begin(), byLabel_.end(), [this](const Lane* a, const Lane* b) { return labelBefore(a, b); });
     if (!lanes_.empty()) emit dataChanged(index(0, Label), index(laneCount() - 1, Label));
     emit updated();
+}
+
+void TimelineModel::relabel(const std::vector<std::int64_t>& keys) {
+    bool changed = false;
+    const auto before = [this](const Lane* a, const Lane* b) { return labelBefore(a, b); };
+    for (std::int64_t key : keys) {
+        Lane* lane = findLane(bigintLockId(key)).lane;
+        // Absent, or not labelled yet: labelPending() will ask the namer, which knows the name now.
+        if (!lane || !lane->inModel || !lane->sortKey) continue;
+        QString label = lockLabel(lane->id, lane->key, namer_);
+        if (label == lane->label) continue;
+        // Rare (a lock that got its name after its lane was drawn): a linear search is fine.
+        if (const auto it = std::find(byLabel_.begin(), byLabel_.end(), lane); it != byLabel_.end()) byLabel_.erase(it);
+        lane->label = std::move(label);
+        lane->sortKey = collator_.sortKey(lane->label);
+        byLabel_.insert(std::upper_bound(byLabel_.begin(), byLabel_.end(), lane, before), lane);
+        const int row = rowOf(*lane);
+        emit dataChanged(index(row, Label), index(row, Label));
+        changed = true;
+    }
+    if (changed) emit updated();
 }
 
 // ---- item model ----------------------------------------------------------------------------

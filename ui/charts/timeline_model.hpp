@@ -135,8 +135,11 @@ public:
 
     void addPoll(const PollResult& poll);
     void clear();  // a new connection; the one place that resets the model
-    void setNameResolver(NameResolver resolver);
+    void setNamer(LockNamer namer);
     void refreshNames();
+    // The names of these bigint keys changed (a name learned from a holder): their lanes are
+    // relabelled and moved to their place in the label order; nothing else is touched.
+    void relabel(const std::vector<std::int64_t>& keys);
 
     const Limits& limits() const { return limits_; }
     int laneCount() const { return static_cast<int>(lanes_.size()); }
@@ -183,7 +186,7 @@ private:
     LaneRef findLane(const pglock::monitor::LockId& id) const;  // lane null when absent
     LaneRef laneFor(const pglock::monitor::LockId& id, std::int64_t key, NewLanes& fresh);
     int rowOf(const Lane& lane) const { return rowOfLane(lane.id); }
-    QString labelOf(const Lane& lane) const { return lane.sortKey ? lane.label : lockLabel(lane.id, lane.key, resolver_); }
+    QString labelOf(const Lane& lane) const { return lane.sortKey ? lane.label : lockLabel(lane.id, lane.key, namer_); }
     void insertNewLanes(NewLanes& fresh);
     void labelPending(std::size_t maxLanes);  // labels up to maxLanes new lanes, merges them into byLabel_
     bool labelBefore(const Lane* a, const Lane* b) const;
@@ -218,7 +221,7 @@ private:
     double watchedSince_ = 0;
     quint64 pollSeq_ = 0;  // counts addPoll() calls, for Bar::seenInPoll
     std::unordered_map<std::string, QString> interned_;
-    NameResolver resolver_;
+    LockNamer namer_;
 };
 
 }  // namespace lockscope::charts

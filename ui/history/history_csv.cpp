@@ -48,16 +48,18 @@ QByteArray readableName(const QByteArray& name) { return printable(name) ? name 
 
 QByteArray headerLine() {
     return QByteArrayLiteral(
-        "kind,name,name_escaped,key,form,pid,application,user,mode,started,ended,duration_s,waited_on\r\n");
+        "kind,name,name_escaped,key,form,pid,application,user,mode,started,ended,duration_s,waited_on,name_source\r\n");
 }
 
 QByteArray line(const Record& r) {
     QByteArrayList waitedOn;
     for (int pid : r.waitedOn) waitedOn << QByteArray::number(pid);
+    // A holder's cut name is no name: it stays out of the name columns (its source says it was seen).
+    const bool whole = r.name && r.nameSource != LockNameSource::holderPrefix;
     const QByteArrayList fields = {
         r.kind == Kind::hold ? QByteArrayLiteral("hold") : QByteArrayLiteral("wait"),
-        field(r.name ? readableName(*r.name) : QByteArray()),
-        field(r.name ? names::escapeName(*r.name) : QByteArray()),
+        field(whole ? readableName(*r.name) : QByteArray()),
+        field(whole ? names::escapeName(*r.name) : QByteArray()),
         QByteArray::number(r.key),
         r.intPair ? QByteArrayLiteral("int4 pair") : QByteArrayLiteral("bigint"),
         QByteArray::number(r.pid),
@@ -68,6 +70,7 @@ QByteArray line(const Record& r) {
         utcIso(r.ended),
         QByteArray::number(r.duration(), 'f', 3),
         waitedOn.join(' '),
+        nameSourceText(r.nameSource).toUtf8(),  // last: consumers of the older columns keep their positions
     };
     return fields.join(',') + "\r\n";
 }

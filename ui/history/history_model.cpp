@@ -39,14 +39,7 @@ int HistoryModel::rowCount(const QModelIndex& parent) const {
 
 int HistoryModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : columnCount_; }
 
-QString HistoryModel::displayName(const Record& r) {
-    if (r.intPair) {
-        return QString::fromStdString(pglock::int4_pair_text(static_cast<qint32>(static_cast<quint64>(r.key) >> 32),
-                                                             static_cast<qint32>(static_cast<quint32>(r.key))));
-    }
-    if (!r.name) return QStringLiteral("(unknown) %1").arg(r.key);
-    return names::printable(*r.name);
-}
+QString HistoryModel::displayName(const Record& r) { return lockNameText(r.intPair, r.key, r.nameSource, r.name); }
 
 QString HistoryModel::formatDuration(double seconds) {
     if (seconds < 1.0) return QStringLiteral("%1 ms").arg(qRound(seconds * 1000.0));

@@ -65,7 +65,7 @@ public:
     // `path` as CSV, off the GUI thread; exportFinished() follows.
     void exportCsv(const QString& path);
 
-    // How a name is shown: escaped like the catalog's list form, "(unknown) <key>" when unnamed.
+    // How a row's lock is shown: as every other view showed it (lockNameText(), lock_naming.hpp).
     static QString displayName(const Record& r);
     static QString formatDuration(double seconds);
 

@@ -65,6 +65,8 @@ HistoryPanel::HistoryPanel(HistoryRecorder* recorder, QWidget* parent)
     table_->sortByColumn(HistoryModel::endedColumn, Qt::DescendingOrder);
     table_->setSelectionBehavior(QAbstractItemView::SelectRows);
     table_->setAlternatingRowColors(true);
+    // As in the locks view: a long name keeps its end, "(from holder)" and the tail that tells names apart.
+    table_->setTextElideMode(Qt::ElideMiddle);
     table_->verticalHeader()->hide();
     table_->horizontalHeader()->setStretchLastSection(true);
     // One line per row: wrapped names and timestamps made rows three lines tall and hid most of

@@ -4,10 +4,11 @@ namespace lockscope::history {
 namespace {
 
 template <typename Event>
-Record common(Kind kind, const Event& e, std::optional<QByteArray> name) {
+Record common(Kind kind, const Event& e, const LockName& name) {
     Record r;
     r.kind = kind;
-    r.name = std::move(name);
+    r.name = name.name;
+    r.nameSource = name.source;
     r.key = e.key;
     r.intPair = e.lock.form == pglock::monitor::KeyForm::int_pair;
     r.pid = e.pid;
@@ -21,14 +22,14 @@ Record common(Kind kind, const Event& e, std::optional<QByteArray> name) {
 
 }  // namespace
 
-Record fromHold(const pglock::monitor::Hold& hold, std::optional<QByteArray> name) {
-    Record r = common(Kind::hold, hold, std::move(name));
+Record fromHold(const pglock::monitor::Hold& hold, const LockName& name) {
+    Record r = common(Kind::hold, hold, name);
     r.unseen = hold.unseen;
     return r;
 }
 
-Record fromWait(const pglock::monitor::Wait& wait, std::optional<QByteArray> name) {
-    Record r = common(Kind::wait, wait, std::move(name));
+Record fromWait(const pglock::monitor::Wait& wait, const LockName& name) {
+    Record r = common(Kind::wait, wait, name);
     r.waitedOn.reserve(static_cast<qsizetype>(wait.blocked_by.size()));
     for (int pid : wait.blocked_by) r.waitedOn.append(pid);
     return r;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/lock_naming.hpp"
 #include "pglock/monitor.hpp"
 
 namespace lockscope::history {
@@ -18,7 +19,9 @@ enum class Kind { hold = 0, wait = 1 };
 struct Record {
     Kind kind = Kind::hold;
     qint64 id = 0;                    // the row id in its table (0 before it is stored)
-    std::optional<QByteArray> name;   // the exact bytes, when the catalog knew the key
+    std::optional<QByteArray> name;   // the exact bytes of the name the app knew the lock by (or
+                                      // of a holder's cut name: nameSource says which)
+    LockNameSource nameSource = LockNameSource::none;  // where that name came from (lock_naming.hpp)
     qint64 key = 0;
     bool intPair = false;             // pg_advisory_lock(int4, int4): key is classid << 32 | objid
     int pid = 0;
@@ -50,8 +53,8 @@ struct QueryResult {
     QString error;                    // non-empty: the query failed, rows is empty
 };
 
-// A finished hold or wait as a record; `name` comes from the caller's catalog lookup.
-Record fromHold(const pglock::monitor::Hold& hold, std::optional<QByteArray> name);
-Record fromWait(const pglock::monitor::Wait& wait, std::optional<QByteArray> name);
+// A finished hold or wait as a record, under the name the app's naming rule gave its lock.
+Record fromHold(const pglock::monitor::Hold& hold, const LockName& name);
+Record fromWait(const pglock::monitor::Wait& wait, const LockName& name);
 
 }  // namespace lockscope::history

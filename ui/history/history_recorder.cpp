@@ -74,11 +74,12 @@ void HistoryRecorder::record(const PollResultPtr& result) {
     if (!result || path_.isEmpty()) return;
     if (result->finished.empty() && result->finished_waits.empty()) return;
     // One lookup per distinct key: a mass release of one lock by many sessions costs one.
-    QHash<qint64, std::optional<QByteArray>> names;
-    auto nameOf = [&](const auto& event) -> std::optional<QByteArray> {
-        if (!resolver_ || event.lock.form != pglock::monitor::KeyForm::bigint) return std::nullopt;
+    QHash<qint64, LockName> names;
+    auto nameOf = [&](const auto& event) -> LockName {
+        if (event.lock.form != pglock::monitor::KeyForm::bigint) return decideLockName(event.lock, event.key, {});
         auto it = names.find(event.key);
-        if (it == names.end()) it = names.insert(event.key, resolver_(event.key));
+        if (it == names.end())
+            it = names.insert(event.key, namer_ ? namer_(event.lock, event.key, std::nullopt) : decideLockName(event.lock, event.key, {}));
         return *it;
     };
     std::vector<Record> records;

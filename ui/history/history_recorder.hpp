@@ -2,7 +2,7 @@
 // store lives on the recorder's own thread (with its own SQLite connection), and each poll's
 // finished holds and waits reach it as one queued batch, written in one transaction.
 //
-// Use: create it on the GUI thread, setNameResolver(), open(HistoryStore::pathForProfile(name))
+// Use: create it on the GUI thread, setNamer(), open(HistoryStore::pathForProfile(name))
 // when a profile connects, and connect Poller::resultReady to record(). opened() reports whether
 // the file could be opened; written() follows every committed batch (the history tab refreshes on
 // it). Retention is a setting of the file (setRetentionDays), enforced on open and after writes
@@ -30,10 +30,6 @@ class HistoryWriter;
 class HistoryRecorder : public QObject {
     Q_OBJECT
 public:
-    // The catalog's name for a key, or nullopt. Called on the recorder's own thread (the GUI
-    // thread, in record()), so it may use the CatalogStore directly; it is called once per
-    // distinct key of a poll's finished holds and waits, never for int4-pair locks.
-    using NameResolver = std::function<std::optional<QByteArray>(qint64 key)>;
     static constexpr std::chrono::milliseconds kDefaultEnforceInterval{60'000};
 
     explicit HistoryRecorder(QObject* parent = nullptr);
@@ -41,7 +37,10 @@ public:
     HistoryRecorder(const HistoryRecorder&) = delete;
     HistoryRecorder& operator=(const HistoryRecorder&) = delete;
 
-    void setNameResolver(NameResolver resolver) { resolver_ = std::move(resolver); }
+    // The app's naming rule (lock_naming.hpp). Called on the recorder's own thread (the GUI
+    // thread, in record()), once per distinct lock of a poll's finished holds and waits; each
+    // row keeps the name and its source.
+    void setNamer(LockNamer namer) { namer_ = std::move(namer); }
     // Switches to `path` (a profile's file): batches recorded after this call go there.
     void open(const QString& path);
     void openProfile(const QString& profileName) { open(HistoryStore::pathForProfile(profileName)); }
@@ -72,7 +71,7 @@ private:
 
     QThread thread_;
     HistoryWriter* writer_ = nullptr;  // lives on thread_, deleted when it finishes
-    NameResolver resolver_;
+    LockNamer namer_;
     QString path_;
     bool open_ = false;
     QString error_;

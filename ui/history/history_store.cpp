@@ -24,14 +24,14 @@ constexpr double kSecondsPerDay = 86400.0;
 const char* tableOf(Kind kind) { return kind == Kind::hold ? "holds" : "waits"; }
 
 // The columns both tables share, in the order queries read them.
-constexpr auto kColumns = "id, name, key, int_pair, pid, application, username, shared, started, ended, unseen";
+constexpr auto kColumns = "id, name, key, int_pair, pid, application, username, shared, started, ended, unseen, name_source";
 
 QString createTable(const char* table, bool waits) {
     return QStringLiteral("CREATE TABLE IF NOT EXISTS %1 (id INTEGER PRIMARY KEY, name BLOB, key INTEGER NOT NULL, "
                           "int_pair INTEGER NOT NULL DEFAULT 0, pid INTEGER NOT NULL, "
                           "application TEXT NOT NULL DEFAULT '', username TEXT NOT NULL DEFAULT '', "
                           "shared INTEGER NOT NULL DEFAULT 0, started REAL NOT NULL, ended REAL NOT NULL, "
-                          "duration REAL NOT NULL, unseen REAL NOT NULL DEFAULT 0%2)")
+                          "duration REAL NOT NULL, unseen REAL NOT NULL DEFAULT 0, name_source TEXT NOT NULL DEFAULT ''%2)")
         .arg(QLatin1String(table), waits ? QStringLiteral(", waited_on TEXT NOT NULL DEFAULT ''") : QString());
 }
 
@@ -145,7 +145,8 @@ Record readRecord(const QSqlQuery& q) {
     r.started = q.value(9).toDouble();
     r.ended = q.value(10).toDouble();
     r.unseen = q.value(11).toDouble();
-    r.waitedOn = parsePidList(q.value(12).toString());
+    r.nameSource = nameSourceFromText(q.value(12).toString());
+    r.waitedOn = parsePidList(q.value(13).toString());
     return r;
 }
 
@@ -276,22 +277,32 @@ bool HistoryStore::createSchema() {
                 return false;
             }
         }
-        // Version 1 had no `unseen`: add it (0 = seen throughout), in this same transaction.
+        // Older files are brought up to this version step by step, in this same transaction.
         if (!q.exec(QStringLiteral("SELECT version FROM schema_version")) || !q.next()) {
             error = q.lastError().text();
             return false;
         }
-        if (q.value(0).toInt() == 1) {
-            for (const char* table : kTables) {
-                if (!q.exec(QStringLiteral("ALTER TABLE %1 ADD COLUMN unseen REAL NOT NULL DEFAULT 0").arg(QLatin1String(table)))) {
-                    error = q.lastError().text();
+        const int version = q.value(0).toInt();
+        const auto run = [&](const QString& sql) {
+            if (q.exec(sql)) return true;
+            error = q.lastError().text();
+            return false;
+        };
+        // Version 1 had no `unseen`: add it (0 = seen throughout).
+        if (version == 1) {
+            for (const char* table : kTables)
+                if (!run(QStringLiteral("ALTER TABLE %1 ADD COLUMN unseen REAL NOT NULL DEFAULT 0").arg(QLatin1String(table))))
                     return false;
-                }
+        }
+        // Version 2 had no `name_source`: until then only the catalog named rows, so a row with a
+        // name got it from the catalog and the others had none.
+        if (version == 1 || version == 2) {
+            for (const char* table : kTables) {
+                if (!run(QStringLiteral("ALTER TABLE %1 ADD COLUMN name_source TEXT NOT NULL DEFAULT ''").arg(QLatin1String(table))) ||
+                    !run(QStringLiteral("UPDATE %1 SET name_source = 'catalog' WHERE name IS NOT NULL").arg(QLatin1String(table))))
+                    return false;
             }
-            if (!q.exec(QStringLiteral("UPDATE schema_version SET version = 2"))) {
-                error = q.lastError().text();
-                return false;
-            }
+            if (!run(QStringLiteral("UPDATE schema_version SET version = %1").arg(kSchemaVersion))) return false;
         }
         return true;
     });
@@ -307,8 +318,8 @@ bool HistoryStore::insert(const std::vector<Record>& records) {
     const bool ok = inTransaction(db, &error, [&] {
         QSqlQuery holds(db), waits(db);
         const QString insert = QStringLiteral(
-            "INSERT INTO %1 (name, key, int_pair, pid, application, username, shared, started, ended, duration, unseen%2) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?%3)");
+            "INSERT INTO %1 (name, key, int_pair, pid, application, username, shared, started, ended, duration, unseen, "
+            "name_source%2) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?%3)");
         if (!holds.prepare(insert.arg(QStringLiteral("holds"), QString(), QString())) ||
             !waits.prepare(insert.arg(QStringLiteral("waits"), QStringLiteral(", waited_on"), QStringLiteral(", ?")))) {
             error = holds.lastError().isValid() ? holds.lastError().text() : waits.lastError().text();
@@ -328,8 +339,9 @@ bool HistoryStore::insert(const std::vector<Record>& records) {
             q.bindValue(8, r.ended);
             q.bindValue(9, r.duration());
             q.bindValue(10, r.unseen);
+            q.bindValue(11, notNull(nameSourceText(r.nameSource)));
             // An empty list joins to a null QString: notNull, or the batch fails on NOT NULL.
-            if (r.kind == Kind::wait) q.bindValue(11, notNull(pidList(r.waitedOn)));
+            if (r.kind == Kind::wait) q.bindValue(12, notNull(pidList(r.waitedOn)));
             if (!q.exec()) {
                 error = q.lastError().text();
                 return false;

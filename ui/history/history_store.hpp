@@ -1,14 +1,18 @@
 // The monitor's history of holds and waits: one SQLite file per server profile, so that what an
 // operator saw survives restarts and can be searched and exported later.
 //
-// Schema (version 2, in table schema_version; a version 1 file gets `unseen` when opened to write):
+// Schema (version 3, in table schema_version; an older file is migrated when opened to write:
+// version 1 gets `unseen`, versions 1 and 2 get `name_source`, 'catalog' where a name was kept):
 //   holds(id INTEGER PRIMARY KEY, name BLOB NULL, key INTEGER, int_pair INTEGER, pid INTEGER,
 //         application TEXT, username TEXT, shared INTEGER, started REAL, ended REAL, duration REAL,
-//         unseen REAL)                               -- seconds of the hold the monitor could not see
+//         unseen REAL,                              -- seconds of the hold the monitor could not see
+//         name_source TEXT)                         -- nameSourceText(): where `name` came from
 //   waits(... the same ..., waited_on TEXT)        -- blocking pids, "123,456"
 //   settings(key TEXT PRIMARY KEY, value)           -- retention_days
-// - name is the exact bytes, bound as a BLOB as the catalog does (NUL, invalid UTF-8); NULL when
-//   the catalog did not know the key when the row was written.
+// - name is the exact bytes, bound as a BLOB as the catalog does (NUL, invalid UTF-8), of the name
+//   the app's naming rule (lock_naming.hpp) gave the lock when the row was written; NULL when it
+//   knew none. name_source says which rule gave it ('' when none): the history shows a row as
+//   the other views showed the lock.
 // - started/ended are server epoch seconds; duration = ended - started, stored so it can be sorted.
 // - Indexes on ended (time windows, retention, newest first), name, key and pid.
 //
@@ -36,7 +40,7 @@ namespace lockscope::history {
 class HistoryStore {
 public:
     enum class Mode { readWrite, readOnly };
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
     static constexpr int kDefaultRetentionDays = 7;
     static constexpr int kMaxRetentionDays = 3650;
     static constexpr qint64 kDefaultMaxRowsPerTable = 1'000'000;

@@ -549,8 +549,8 @@ void LocksModel::tick() {
     }
 }
 
-void LocksModel::setNameLookup(NameLookup lookup) {
-    nameLookup_ = std::move(lookup);
+void LocksModel::setNamer(LockNamer namer) {
+    namer_ = std::move(namer);
     refreshNames();
 }
 
@@ -743,20 +743,12 @@ double LocksModel::now() const {
     return stale_ ? snapshot_->server_now : snapshot_->server_now + static_cast<double>(sinceSnapshot_.elapsed()) / 1000.0;
 }
 
-std::optional<QString> LocksModel::nameOf(const LockRow& row) const {
-    if (row.id.form != KeyForm::bigint || !nameLookup_) return std::nullopt;
-    auto name = nameLookup_(row.entry->key);
-    if (name && name->isEmpty()) return std::nullopt;
-    return name;
-}
-
-LocksModel::ShownName LocksModel::shownName(const LockRow& row) const {
-    if (auto name = nameOf(row)) return {names::shownText(*name), NameSource::catalog};
-    const auto& holder = row.entry->holder_name;
-    if (row.id.form != KeyForm::bigint || !holder) return {tr("unknown"), NameSource::none};
-    const QString name = names::printable(QByteArray::fromStdString(holder->name));
-    if (holder->verified) return {tr("%1 (from holder)").arg(names::isolated(name)), NameSource::holder};
-    return {tr("%1%2 (from holder, cut)").arg(names::isolated(name + QChar(0x2026)), QString()), NameSource::holderPrefix};
+LockName LocksModel::shownName(const LockRow& row) const {
+    if (namer_) return namer_(row.id, row.entry->key, row.entry->holder_name);
+    // No namer (a bare model): the rule with no catalog, so still the one rule.
+    NameFacts facts;
+    facts.holder = row.entry->holder_name;
+    return decideLockName(row.id, row.entry->key, facts);
 }
 
 bool LocksModel::isOwn(const LockRow& row) const {
@@ -838,8 +830,15 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
             QString tip;
             if (pair)
                 tip = tr("pg_advisory_lock(int4, int4) with keys %1 and %2: not a named lock").arg(e.pair_first).arg(e.pair_second);
-            else if (auto name = nameOf(row))
-                tip = tr("%1\nkey %2").arg(names::shownText(*name)).arg(e.key);
+            else if (const LockName name = shownName(row); name.source == LockNameSource::catalog ||
+                                                            name.source == LockNameSource::collision ||
+                                                            name.source == LockNameSource::takenHere)
+                tip = tr("%1\nkey %2").arg(name.text).arg(e.key);
+            else if (name.source == LockNameSource::holder && !(e.holder_name && e.holder_name->verified))
+                tip = tr("%1\nkey %2\nNot in the catalog: read from the application_name of an earlier holder, and "
+                         "verified (the name hashes to the key)")
+                          .arg(name.text)
+                          .arg(e.key);
             else if (e.holder_name && e.holder_name->verified)
                 tip = tr("%1\nkey %2\nNot in the catalog: read from the application_name of its holder, pid %3, and "
                          "verified (the name hashes to the key)")
@@ -920,21 +919,17 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
         return QVariant::fromValue(pids);
     }
     case LockIdRole: return QVariant::fromValue(row.id);
-    case IsUnknownRole: {
-        const NameSource source = shownName(row).source;
-        return source == NameSource::none || source == NameSource::holderPrefix;
-    }
-    case HolderNameRole:
-        if (!e.holder_name || pair) return {};
+    case IsUnknownRole: return !shownName(row).known();
+    case HolderNameRole: {
+        if (pair) return {};
+        // The name the row shows when a holder gave it (now or earlier), else the current holder's.
+        if (const LockName name = shownName(row);
+            name.name && (name.source == LockNameSource::holder || name.source == LockNameSource::holderPrefix))
+            return *name.name;
+        if (!e.holder_name) return {};
         return QByteArray::fromStdString(e.holder_name->name);
-    case NameSourceRole:
-        switch (shownName(row).source) {
-        case NameSource::catalog: return QStringLiteral("catalog");
-        case NameSource::holder: return QStringLiteral("holder");
-        case NameSource::holderPrefix: return QStringLiteral("holder prefix");
-        case NameSource::none: break;
-        }
-        return QString();
+    }
+    case NameSourceRole: return nameSourceText(shownName(row).source);
     case IdleInTxSecondsRole: {
         const double idle = idleSeconds(row);
         return idle >= 0 ? QVariant(idle) : QVariant();
@@ -1032,10 +1027,7 @@ QVariant LocksModel::waiterData(const LockRow& lock, const WaiterRow& w, int col
     case KeyRole: return QVariant::fromValue(static_cast<qint64>(lock.entry->key));
     case PidsRole: return QVariant::fromValue(QList<int>{w.pid});
     case LockIdRole: return QVariant::fromValue(lock.id);
-    case IsUnknownRole: {
-        const NameSource source = shownName(lock).source;
-        return source == NameSource::none || source == NameSource::holderPrefix;
-    }
+    case IsUnknownRole: return !shownName(lock).known();
     case IdleInTxSecondsRole: return {};
     case SortRole:
         switch (column) {

@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/lock_naming.hpp"
 #include "pglock/monitor.hpp"
 
 Q_DECLARE_METATYPE(pglock::monitor::LockId)
@@ -38,8 +39,9 @@ class LocksModel : public QAbstractItemModel {
 
 public:
     enum Column {
-        Name,         // catalog name, a name read from the holder's application_name ("… (from
-                      // holder)"), "unknown", or "(a, b) int4 pair"; waiters: "waiting: pid N"
+        Name,         // the lock's name as decideLockName() gives it (lock_naming.hpp): catalog,
+                      // taken here, "… (from holder)", "(unknown) KEY" or "(a, b) int4 pair";
+                      // waiters: "waiting: pid N"
         Key,          // the bigint key in decimal (tooltip: classid/objid)
         Mode,         // exclusive / shared / mixed; waiters: the mode they asked for
         Holders,      // "123, 456"; waiters: "blocked by 123"
@@ -65,8 +67,8 @@ public:
         IsOwnRole,                   // bool: held (or waited for) by one of setOwnPids()
         IsWaiterRole,                // bool: a child row
         FilterRole,                  // QString: the text LocksFilterProxy matches (name, key, application)
-        NameSourceRole,              // QString: "catalog", "holder" (verified by its hash), "holder prefix"
-                                     // (a cut name: not verified) or "" (unknown)
+        NameSourceRole,              // QString: nameSourceText() of the name's source: "catalog", "holder"
+                                     // (verified by its hash), "holder prefix" (a cut name: not verified), ...
         HolderNameRole,              // QByteArray: the name (or prefix) read from a holder; invalid if none
         // double: waiter rows whose backend_xmin is set, for how long they have pinned the xmin
         // horizon (see monitor::Waiter::xmin_since); else invalid
@@ -74,7 +76,6 @@ public:
     };
     Q_ENUM(Role)
 
-    using NameLookup = std::function<std::optional<QString>(qint64 key)>;
     // When the hold of `pid` on `lock` started, in server epoch seconds (monitor::HoldTracker).
     using HeldSinceProvider = std::function<std::optional<double>(const pglock::monitor::LockId& lock, int pid)>;
 
@@ -93,8 +94,9 @@ public:
     void setStale(bool stale);
     bool stale() const { return stale_; }
 
-    void setNameLookup(NameLookup lookup);
-    // The catalog changed: dataChanged for the Name column of every lock.
+    // The app's one naming rule (lock_naming.hpp); the model hands it each lock's current holder name.
+    void setNamer(LockNamer namer);
+    // The catalog (or what the namer knows) changed: dataChanged for the Name column of every lock.
     void refreshNames();
     void setHeldSinceProvider(HeldSinceProvider provider);
     // The backends of this application: their locks are shown in italics.
@@ -165,13 +167,7 @@ private:
     QVariant cellData(const QModelIndex& index, int role) const;  // data() before tooltips are made plain
     QVariant lockData(const LockRow& row, int column, int role) const;
     QVariant waiterData(const LockRow& lock, const WaiterRow& w, int column, int role) const;
-    std::optional<QString> nameOf(const LockRow& row) const;  // the catalog's
-    enum class NameSource { none, catalog, holder, holderPrefix };
-    struct ShownName {
-        QString text;  // what the Name cell shows
-        NameSource source = NameSource::none;
-    };
-    ShownName shownName(const LockRow& row) const;
+    LockName shownName(const LockRow& row) const;
     bool isOwn(const LockRow& row) const;
     std::optional<double> heldSeconds(const LockRow& row) const;
     double idleSeconds(const LockRow& row) const;  // < 0 when no holder is idle in transaction
@@ -195,7 +191,7 @@ private:
     bool stale_ = false;
     QElapsedTimer sinceSnapshot_;
 
-    NameLookup nameLookup_;
+    LockNamer namer_;
     HeldSinceProvider heldSince_;
     QSet<int> ownPids_;
     double idleThreshold_ = 30.0;

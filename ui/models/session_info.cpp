@@ -23,9 +23,13 @@ QString stamp(const std::optional<double>& when, double serverNow) {
     return out;
 }
 
-QString keyText(const pglock::monitor::LockEntry& e) {
-    if (e.form == pglock::monitor::KeyForm::int_pair) return QString::fromStdString(pglock::int4_pair_text(e.pair_first, e.pair_second));
-    return QString::number(e.key);
+// The lock as every view names it (lock_naming.hpp); without a namer, the rule with nothing known.
+QString lockText(const pglock::monitor::LockEntry& e, const LockNamer& namer) {
+    const pglock::monitor::LockId id = pglock::monitor::id_of(e);
+    if (namer) return namer(id, e.key, e.holder_name).text;
+    NameFacts facts;
+    facts.holder = e.holder_name;
+    return decideLockName(id, e.key, facts).text;
 }
 
 }  // namespace
@@ -47,7 +51,7 @@ QString SessionInfo::toText() const {
     return lines.join(QLatin1Char('\n'));
 }
 
-SessionInfo SessionInfo::from(const pglock::monitor::Snapshot& snap, int pid) {
+SessionInfo SessionInfo::from(const pglock::monitor::Snapshot& snap, int pid, const LockNamer& namer) {
     SessionInfo info;
     info.pid = pid;
     const auto it = snap.backends.find(pid);
@@ -69,10 +73,10 @@ SessionInfo SessionInfo::from(const pglock::monitor::Snapshot& snap, int pid) {
     QStringList holds, waitsFor;
     for (const auto& lock : snap.locks) {
         for (const auto& h : lock.holders)
-            if (h.pid == pid) holds << keyText(lock) + (h.shared ? QStringLiteral(" (shared)") : QString());
+            if (h.pid == pid) holds << lockText(lock, namer) + (h.shared ? QStringLiteral(" (shared)") : QString());
         for (const auto& w : lock.waiters) {
             if (w.pid != pid) continue;
-            QString line = keyText(lock);
+            QString line = lockText(lock, namer);
             if (!w.blocked_by.empty()) {
                 QStringList by;
                 for (int p : w.blocked_by) by << QString::number(p);

@@ -6,6 +6,7 @@
 #include <QList>
 #include <QString>
 
+#include "models/lock_naming.hpp"
 #include "pglock/monitor.hpp"
 
 namespace lockscope {
@@ -25,7 +26,8 @@ struct SessionInfo {
     QString value(const QString& label) const;  // "" when there is no such field
     QString toText() const;                     // "label: value" lines, for the clipboard
 
-    static SessionInfo from(const pglock::monitor::Snapshot& snapshot, int pid);
+    // Holds and Waits for name each lock as every view does (`namer`, lock_naming.hpp).
+    static SessionInfo from(const pglock::monitor::Snapshot& snapshot, int pid, const LockNamer& namer = {});
 };
 
 // An epoch-seconds timestamp as local time, ISO 8601 with the UTC offset.

@@ -61,20 +61,10 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
 
     model_ = new LocksModel(this);
     feeder_ = new StagedSnapshotFeeder(model_, this);
-    model_->setNameLookup([this](qint64 key) -> std::optional<QString> {
-        QStringList shown;
-        for (const QByteArray& name : names_->names(key)) shown << names::printable(name);
-        if (shown.isEmpty()) {
-            // Not catalogued, but taken by hand here: this app knows the name it hashed.
-            for (const auto& own : locks_->locks()) {
-                if (own.key == key && own.holding()) return names::isolated(names::printable(own.name)) + tr(" (taken here)");
-            }
-            return std::nullopt;
-        }
-        if (shown.size() == 1) return shown.first();
-        for (QString& name : shown) name = names::isolated(name);
-        return shown.join(QStringLiteral(" | ")) + tr(" (collision)");
-    });
+    // Every view names a lock through this one namer (lock_naming.hpp), so a lock has one name.
+    namer_ = [this](const pglock::monitor::LockId& id, std::int64_t key,
+                    const std::optional<pglock::monitor::HolderName>& current) { return nameOf(id, key, current); };
+    model_->setNamer(namer_);
     model_->setHeldSinceProvider([this](const pglock::monitor::LockId& lock, int pid) -> std::optional<double> {
         return latest_ ? latest_->heldSince(lock, pid) : std::nullopt;
     });
@@ -96,6 +86,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
 
     tabs_ = new QTabWidget(this);
     session_ = new SessionPanel(this);
+    session_->setNamer(namer_);
     resolver_ = new ResolverPanel(this);
     resolver_->setNamesForKey([this](qint64 key) { return catalogNames(key); });
     catalogPanel_ = new CatalogPanel(catalog_, this);
@@ -111,11 +102,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     split->setObjectName(QStringLiteral("locksSplitter"));
     setUpSidePanelSplitter(*split, QStringLiteral("mainWindow/sidePanel"));
     charts_ = new charts::ChartsPanel(this);
-    charts_->setNameResolver([this](std::int64_t key) -> std::optional<QByteArray> {
-        const QList<QByteArray>& names = names_->names(key);
-        if (names.size() != 1) return std::nullopt;  // unknown, or a collision: show the key
-        return names.first();
-    });
+    charts_->setNamer(namer_);
     mainTabs_ = new QTabWidget(this);
     mainTabs_->setObjectName(QStringLiteral("mainTabs"));
     mainTabs_->setDocumentMode(true);
@@ -137,11 +124,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     // Every hold and wait the monitor sees ends up in a per-server SQLite file, written on the
     // recorder's own thread.
     history_ = new history::HistoryRecorder(this);
-    history_->setNameResolver([this](qint64 key) -> std::optional<QByteArray> {
-        const QList<QByteArray>& names = names_->names(key);
-        if (names.size() != 1) return std::nullopt;  // unknown, or a collision: keep the key only
-        return names.first();
-    });
+    history_->setNamer(namer_);
     historyPanel_ = new history::HistoryPanel(history_, this);
     mainTabs_->addTab(historyPanel_, tr("History"));
     connect(history_, &history::HistoryRecorder::failed, this,
@@ -259,6 +242,7 @@ void MainWindow::connectTo(const QString& conninfo, const QString& password, con
     const QString server = QString::fromStdString(pglock::redact_secrets(pglock::conninfo_label(conninfo_), conninfo_));
     connectionLabel_ = label.isEmpty() ? (server.isEmpty() ? tr("(unparsable connection string)") : server) : label;
     latest_.reset();
+    holderNames_.clear();  // what this server's holders said
     model_->clear();
     summary_->clear();
     model_->setStale(false);
@@ -314,6 +298,10 @@ void MainWindow::onResult(const PollResultPtr& result) {
     PollResultPtr previous = std::exchange(latest_, result);
     const auto release = qScopeGuard([this, &previous] { poller_.releaseOffThread(std::move(previous)); });
     const auto& snap = *result->snapshot;
+    // Names learned from holders first: the views below (and the history, connected after this
+    // slot) name a lock by them, also once its holder is gone. The charts relabel only the few
+    // lanes whose name changed.
+    if (const auto learned = holderNames_.learn(snap); !learned.empty()) charts_->relabel(learned);
     // A result that adds thousands of locks (the first poll, a reconnect) reaches the locks view
     // over several event-loop turns (StagedSnapshotFeeder); the labels below count the whole result.
     feeder_->feed(result->snapshot);
@@ -439,6 +427,24 @@ void MainWindow::nameUnknownKey(qint64 key, const QString& start) {
         return;
     }
     catalog_.add(bytes);
+}
+
+LockName MainWindow::nameOf(const pglock::monitor::LockId& id, std::int64_t key,
+                            const std::optional<pglock::monitor::HolderName>& current) {
+    NameFacts facts;
+    if (id.form == pglock::monitor::KeyForm::bigint) {
+        facts.catalog = names_->names(key);
+        // Not catalogued, but taken by hand here: this app knows the name it hashed, and keeps
+        // knowing it after the release (the timeline and the history show the lock then, and
+        // My locks may have dropped the entry by the time they ask).
+        for (const auto& own : locks_->locks())
+            if (own.key == key && own.heldAt.isValid()) takenHere_.insert(key, own.name);
+        if (const auto it = takenHere_.constFind(key); it != takenHere_.cend()) facts.takenHere = *it;
+        // A verified name wins over a cut one, whether it is the current holder's or remembered.
+        const auto remembered = holderNames_.find(key);
+        facts.holder = current && (current->verified || !remembered || !remembered->verified) ? current : remembered;
+    }
+    return decideLockName(id, key, facts);
 }
 
 QStringList MainWindow::catalogNames(qint64 key) const {

@@ -3,6 +3,7 @@
 // does, on its own thread; this window only merges finished results into the models.
 #pragma once
 
+#include <QHash>
 #include <QMainWindow>
 #include <QTimer>
 #include <QUrl>
@@ -12,6 +13,7 @@
 #include <deque>
 #include <memory>
 
+#include "models/lock_naming.hpp"
 #include "models/lock_summary.hpp"
 #include "poller/poll_result.hpp"
 #include "poller/poller.hpp"
@@ -122,8 +124,15 @@ private:
     bool releaseBeforeLeaving(const QString& why);
     bool isTransactionLock(quint64 id) const;
     QStringList catalogNames(qint64 key) const;
+    // The app's naming rule with everything this window knows (catalog, locks taken here, names
+    // learned from holders): what namer_ answers for every view.
+    LockName nameOf(const pglock::monitor::LockId& id, std::int64_t key,
+                    const std::optional<pglock::monitor::HolderName>& current);
 
     CatalogStore& catalog_;
+    HolderNames holderNames_;      // names holders carried, kept after they let go
+    QHash<qint64, QByteArray> takenHere_;  // names of locks taken by hand in this window
+    LockNamer namer_;
     CatalogNameCache* names_;  // every name lookup of the window goes through it, never a query per ask
     ProfileStore profiles_;
     Poller poller_;

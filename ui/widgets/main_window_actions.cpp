@@ -119,8 +119,7 @@ void MainWindow::confirmBackendAction(int pid, bool terminate) {
             const bool holds = std::any_of(lock.holders.begin(), lock.holders.end(), [pid](const auto& h) { return h.pid == pid; });
             const bool waits = std::any_of(lock.waiters.begin(), lock.waiters.end(), [pid](const auto& w) { return w.pid == pid; });
             if (!holds && !waits) continue;
-            const QStringList names = lock.form == pglock::monitor::KeyForm::bigint ? catalogNames(lock.key) : QStringList();
-            const QString label = names.isEmpty() ? tr("key %1").arg(lock.key) : names.join(QStringLiteral(" | "));
+            const QString label = nameOf(pglock::monitor::id_of(lock), lock.key, lock.holder_name).text;
             lockNames << (holds ? tr("holds %1").arg(label) : tr("waits for %1").arg(label));
         }
     }

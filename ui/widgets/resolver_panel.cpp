@@ -28,7 +28,8 @@ ResolverPanel::ResolverPanel(QWidget* parent) : QWidget(parent) {
     input_->setClearButtonEnabled(true);
     acceptWholeNames(input_);
     forceName_ = new QCheckBox(tr("as name"), this);
-    forceName_->setToolTip(tr("Treat numeric text as a lock name (key_of(\"12345\") is not the key 12345)"));
+    forceName_->setObjectName(QStringLiteral("resolverAsName"));
+    forceName_->setToolTip(tr("Hash the text as a lock name, even when it looks like a key (key_of(\"12345\") is not the key 12345)"));
     row->addWidget(input_, 1);
     row->addWidget(forceName_);
     layout->addLayout(row);
@@ -36,6 +37,9 @@ ResolverPanel::ResolverPanel(QWidget* parent) : QWidget(parent) {
     error_ = new QLabel(this);
     error_->setTextFormat(Qt::PlainText);  // shows server or user text: never as HTML (plain_text.hpp)
     error_->setObjectName(QStringLiteral("resolverError"));
+    // The message and its hint wrap: one long line would push the "as name" box it points to
+    // out of the side panel.
+    error_->setWordWrap(true);
     error_->setStyleSheet(QStringLiteral("color: #b00020"));
     error_->hide();
     layout->addWidget(error_);
@@ -112,7 +116,8 @@ void ResolverPanel::resolve() {
     } else if (!forceName_->isChecked() && pglock::looks_like_key(view)) {
         const pglock::KeyInput parsed = pglock::parse_key_input(view);
         if (parsed) key_ = *parsed.key;
-        else problem = QString::fromStdString(parsed.error);
+        // Text meant as a number is never hashed silently; the hint says how to hash it anyway.
+        else problem = tr("not a key: %1 — click “as name” to hash it as a name").arg(QString::fromStdString(parsed.error));
         int4Pair_ = parsed && parsed.form == pglock::KeyInputForm::int4_pair;
     } else {
         name_ = bytes;

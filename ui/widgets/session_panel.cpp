@@ -33,7 +33,7 @@ void SessionPanel::show(const PollResultPtr& latest, int pid) {
         title_->setText(tr("Select a lock or a waiter to see its session."));
         return;
     }
-    const SessionInfo info = SessionInfo::from(*latest->snapshot, pid);
+    const SessionInfo info = SessionInfo::from(*latest->snapshot, pid, namer_);
     if (!info.found) {
         table_->setRowCount(0);
         title_->setText(tr("Session %1 no longer holds or waits for an advisory lock.").arg(pid));

@@ -49,11 +49,12 @@ KeyInput parse_key_input(std::string_view text);
 // this notation; parse_key_input() reads it back.
 std::string int4_pair_text(std::int32_t first, std::int32_t second);
 
-// True when the text is *shaped* like a key in one of the forms above — even if parse_key_input
-// rejects it for range or because half of a pair is missing ("99999999999999999999", "123/",
-// "classid=1") — so that the UI shows the key error instead of silently hashing it as a name.
-// False for empty text and for anything that is not key-shaped ("orders.daily-rollup",
-// "2024-01-01", "jobs/nightly", "0xZZ"): that text is a name.
+// True when the text is *shaped* like a key in one of the forms above, or is an attempt at one —
+// even if parse_key_input rejects it for range, because half of a pair is missing, or for a
+// character that has no place in a number ("99999999999999999999", "123/", "classid=1", "0xzz",
+// "12a", "12 34": a 0x prefix, or digits with one stray character) — so that the UI shows the
+// key error instead of silently hashing it as a name. False for empty text and for plain text
+// ("orders.daily-rollup", "2024-01-01", "jobs/nightly", "12abc", "v2"): that text is a name.
 //
 // A name that is itself purely numeric ("12345") looks like a key; key_of("12345") is a different
 // key than 12345. The UI must offer a way to force the text as a name (a "name" toggle); this
