@@ -1,4 +1,4 @@
-// The source scanner's lexer and call matcher (ui/stores/source_scanner.cpp, scanText): any file
+// The source scanner's lexer and call matcher (ui/source_scan/, scanText): any file
 // content, read as each of the five languages. Properties, from source_scanner.hpp's contract:
 //   - a found name is never empty (the library rejects empty names; the scanner reports them);
 //   - every reported line (names and problems) is a line of the file: 1 .. number of '\n' + 1.
@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
-#include "stores/source_scanner.hpp"
+#include "source_scan/source_scanner.hpp"
 
 namespace scan = lockscope::scan;
 

@@ -19,7 +19,7 @@
 #include "stores/catalog_name_cache.hpp"
 #include "stores/catalog_store.hpp"
 #include "stores/name_import.hpp"
-#include "stores/source_scanner.hpp"
+#include "source_scan/source_scanner.hpp"
 
 using lockscope::CatalogEntry;
 using lockscope::CatalogStore;

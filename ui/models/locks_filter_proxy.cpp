@@ -6,6 +6,11 @@
 
 namespace lockscope {
 
+struct LocksFilterProxy::RowsBeingRemoved {
+    int first, last;
+    bool has(int r) const { return r >= first && r <= last; }
+};
+
 namespace {
 
 // A dataChanged over more source rows than this (tick(), refreshNames()) goes out as one range
@@ -31,8 +36,8 @@ int LocksFilterProxy::compare(const SortKey& a, const SortKey& b) {
         return a.text.compare(b.text);
     }
     if (a.kind == SortKey::Int && b.kind == SortKey::Int) return a.i < b.i ? -1 : (b.i < a.i ? 1 : 0);
-    const double x = a.kind == SortKey::Int ? static_cast<double>(a.i) : a.d;
-    const double y = b.kind == SortKey::Int ? static_cast<double>(b.i) : b.d;
+    const double x = a.kind == SortKey::Int ? double(a.i) : a.d;
+    const double y = b.kind == SortKey::Int ? double(b.i) : b.d;
     return x < y ? -1 : (y < x ? 1 : 0);
 }
 
@@ -65,7 +70,7 @@ LocksFilterProxy::SortKey LocksFilterProxy::keyOf(const QModelIndex& source) con
 
 // Ties in arrival order (node ids are handed out as rows arrive; LocksModel appends new locks,
 // so this is its row order too) in both directions.
-bool LocksFilterProxy::before(const Node* a, const Node* b) const {
+bool LocksFilterProxy::sortsBefore(const Node* a, const Node* b) const {
     if (sortColumn_ >= 0) {
         const int c = compare(a->key, b->key);
         if (c != 0) return sortOrder_ == Qt::AscendingOrder ? c < 0 : c > 0;
@@ -74,19 +79,19 @@ bool LocksFilterProxy::before(const Node* a, const Node* b) const {
 }
 
 // The proxy row of a shown node, for a waiter index's parent: its last known row if still right,
-// else a binary search (order_ is sorted by before()), else a scan (only mid-move). -1: hidden.
+// else a binary search (order_ is sorted by sortsBefore()), else a scan (only mid-move). -1: hidden.
 int LocksFilterProxy::rowOfNode(const Node* n) const {
-    const auto at = [this](std::size_t p) { return nodes_[static_cast<std::size_t>(order_[p])].get(); };
-    if (n->hint >= 0 && static_cast<std::size_t>(n->hint) < order_.size() && at(static_cast<std::size_t>(n->hint)) == n) return n->hint;
+    const auto at = [this](std::size_t p) { return &node(order_[p]); };
+    if (n->hint >= 0 && std::size_t(n->hint) < order_.size() && at(std::size_t(n->hint)) == n) return n->hint;
     std::size_t lo = 0, hi = order_.size();
     while (lo < hi) {
         const std::size_t mid = (lo + hi) / 2;
-        if (before(at(mid), n)) lo = mid + 1;
+        if (sortsBefore(at(mid), n)) lo = mid + 1;
         else hi = mid;
     }
-    if (lo < order_.size() && at(lo) == n) return n->hint = static_cast<int>(lo);
+    if (lo < order_.size() && at(lo) == n) return n->hint = int(lo);
     for (std::size_t p = 0; p < order_.size(); ++p)
-        if (at(p) == n) return n->hint = static_cast<int>(p);
+        if (at(p) == n) return n->hint = int(p);
     return -1;
 }
 
@@ -97,45 +102,45 @@ bool LocksFilterProxy::matches(const QModelIndex& source) const {
 }
 
 // Shown: no filter, the lock matches, or one of its waiters does.
-bool LocksFilterProxy::wanted(int src, SkippedRows skip) const {
-    if (text_.isEmpty() || nodes_[static_cast<std::size_t>(src)]->self) return true;
+bool LocksFilterProxy::shouldShow(int src, const RowsBeingRemoved* removing) const {
+    if (text_.isEmpty() || node(src).lockMatches) return true;
     const QModelIndex parent = sourceModel()->index(src, 0);
     const int count = sourceModel()->rowCount(parent);
     for (int r = 0; r < count; ++r)
-        if (!skip.has(r) && matches(sourceModel()->index(r, 0, parent))) return true;
+        if (!(removing && removing->has(r)) && matches(sourceModel()->index(r, 0, parent))) return true;
     return false;
 }
 
 // A shown lock's waiters: all of them when the lock matches, else the matching ones; sorted.
-std::vector<int> LocksFilterProxy::wantedKids(int src, SkippedRows skip) const {
-    const bool all = text_.isEmpty() || nodes_[static_cast<std::size_t>(src)]->self;
+std::vector<int> LocksFilterProxy::waitersToShow(int src, const RowsBeingRemoved* removing) const {
+    const bool all = text_.isEmpty() || node(src).lockMatches;
     const QModelIndex parent = sourceModel()->index(src, 0);
     const int count = sourceModel()->rowCount(parent);
-    std::vector<std::pair<SortKey, int>> kids;
+    std::vector<std::pair<SortKey, int>> waiters;
     for (int r = 0; r < count; ++r) {
-        if (skip.has(r)) continue;
+        if (removing && removing->has(r)) continue;
         const QModelIndex kid = sourceModel()->index(r, 0, parent);
-        if (all || matches(kid)) kids.emplace_back(keyOf(kid), r);
+        if (all || matches(kid)) waiters.emplace_back(keyOf(kid), r);
     }
-    if (sortColumn_ >= 0 && kids.size() > 1) {
-        std::stable_sort(kids.begin(), kids.end(), [this](const auto& a, const auto& b) {
+    if (sortColumn_ >= 0 && waiters.size() > 1) {
+        std::stable_sort(waiters.begin(), waiters.end(), [this](const auto& a, const auto& b) {
             const int c = compare(a.first, b.first);
             return sortOrder_ == Qt::AscendingOrder ? c < 0 : c > 0;
         });
     }
     std::vector<int> out;
-    out.reserve(kids.size());
-    for (const auto& k : kids) out.push_back(k.second);
+    out.reserve(waiters.size());
+    for (const auto& k : waiters) out.push_back(k.second);
     return out;
 }
 
 // ---- the shown rows ----------------------------------------------------------------------------
 
 // Inserts hidden rows at their sorted places: one range per gap between shown rows they land in.
-void LocksFilterProxy::show(std::vector<int> rows) {
+void LocksFilterProxy::insertShown(std::vector<int> rows) {
     if (rows.empty()) return;
-    for (int r : rows) nodes_[static_cast<std::size_t>(r)]->key = keyOf(sourceModel()->index(r, 0));
-    const auto less = [this](int a, int b) { return before(nodes_[static_cast<std::size_t>(a)].get(), nodes_[static_cast<std::size_t>(b)].get()); };
+    for (int r : rows) node(r).key = keyOf(sourceModel()->index(r, 0));
+    const auto less = displayOrder();
     std::sort(rows.begin(), rows.end(), less);
     // Rows that land in many places (a staged first poll: 2,000 new locks among those shown) would
     // be as many insert ranges, each one O(rows) here and in a QTreeView: append them in one range
@@ -147,11 +152,11 @@ void LocksFilterProxy::show(std::vector<int> rows) {
         while (k < rows.size() && (pos == order_.end() || less(rows[k], *pos))) ++k;
     }
     if (runs > kMaxInsertRuns) {
-        const auto at = static_cast<int>(order_.size());
-        beginInsertRows({}, at, at + static_cast<int>(rows.size()) - 1);
+        const auto at = shownCount();
+        beginInsertRows({}, at, at + int(rows.size()) - 1);
         for (int r : rows) {
-            nodes_[static_cast<std::size_t>(r)]->kids = wantedKids(r);
-            proxyOf_[static_cast<std::size_t>(r)] = static_cast<int>(order_.size());
+            node(r).waiters = waitersToShow(r);
+            proxyRowOf(r) = shownCount();
             order_.push_back(r);
         }
         endInsertRows();
@@ -160,28 +165,28 @@ void LocksFilterProxy::show(std::vector<int> rows) {
     }
     std::size_t k = 0;
     while (k < rows.size()) {
-        const auto pos = static_cast<std::size_t>(std::lower_bound(order_.begin(), order_.end(), rows[k], less) - order_.begin());
+        const auto pos = std::size_t(std::lower_bound(order_.begin(), order_.end(), rows[k], less) - order_.begin());
         std::size_t end = k + 1;
         while (end < rows.size() && (pos == order_.size() || less(rows[end], order_[pos]))) ++end;
-        const auto count = static_cast<int>(end - k);
-        for (std::size_t i = k; i < end; ++i) nodes_[static_cast<std::size_t>(rows[i])]->kids = wantedKids(rows[i]);
-        beginInsertRows({}, static_cast<int>(pos), static_cast<int>(pos) + count - 1);
+        const auto count = int(end - k);
+        for (std::size_t i = k; i < end; ++i) node(rows[i]).waiters = waitersToShow(rows[i]);
+        beginInsertRows({}, int(pos), int(pos) + count - 1);
         for (int& p : proxyOf_)
-            if (p >= static_cast<int>(pos)) p += count;
-        order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(pos), rows.begin() + static_cast<std::ptrdiff_t>(k),
-                      rows.begin() + static_cast<std::ptrdiff_t>(end));
-        for (std::size_t i = k; i < end; ++i) proxyOf_[static_cast<std::size_t>(rows[i])] = static_cast<int>(pos + (i - k));
+            if (p >= int(pos)) p += count;
+        order_.insert(order_.begin() + std::ptrdiff_t(pos), rows.begin() + std::ptrdiff_t(k),
+                      rows.begin() + std::ptrdiff_t(end));
+        for (std::size_t i = k; i < end; ++i) proxyRowOf(rows[i]) = int(pos + (i - k));
         endInsertRows();
         k = end;
     }
 }
 
 // Removes shown rows: one range per run of adjacent proxy rows, from the back.
-void LocksFilterProxy::hide(std::vector<int> rows) {
+void LocksFilterProxy::removeShown(std::vector<int> rows) {
     if (rows.empty()) return;
     std::vector<int> at;
     at.reserve(rows.size());
-    for (int r : rows) at.push_back(proxyOf_[static_cast<std::size_t>(r)]);
+    for (int r : rows) at.push_back(proxyRowOf(r));
     std::sort(at.begin(), at.end(), std::greater<>());
     std::size_t k = 0;
     while (k < at.size()) {
@@ -190,9 +195,9 @@ void LocksFilterProxy::hide(std::vector<int> rows) {
         const int first = at[end - 1], last = at[k], count = last - first + 1;
         beginRemoveRows({}, first, last);
         for (int p = first; p <= last; ++p) {
-            const auto src = static_cast<std::size_t>(order_[static_cast<std::size_t>(p)]);
+            const auto src = std::size_t(sourceRowAt(p));
             proxyOf_[src] = -1;
-            nodes_[src]->kids.clear();
+            nodes_[src]->waiters.clear();
         }
         order_.erase(order_.begin() + first, order_.begin() + last + 1);
         for (int& p : proxyOf_)
@@ -204,83 +209,80 @@ void LocksFilterProxy::hide(std::vector<int> rows) {
 
 // A shown row whose key changed (every other row is in place): move it where it belongs. A move,
 // not remove + insert, so that its selection, expansion and persistent indexes stay.
-void LocksFilterProxy::reposition(int src) {
-    const auto less = [this](int a, int b) { return before(nodes_[static_cast<std::size_t>(a)].get(), nodes_[static_cast<std::size_t>(b)].get()); };
-    const auto p = static_cast<std::size_t>(proxyOf_[static_cast<std::size_t>(src)]);
-    std::size_t from = 0, to = 0;  // the rows [from, to) get new numbers
-    if (p > 0 && less(src, order_[p - 1])) {
-        const auto t = static_cast<std::size_t>(std::lower_bound(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(p), src, less) - order_.begin());
-        beginMoveRows({}, static_cast<int>(p), static_cast<int>(p), {}, static_cast<int>(t));
-        std::rotate(order_.begin() + static_cast<std::ptrdiff_t>(t), order_.begin() + static_cast<std::ptrdiff_t>(p),
-                    order_.begin() + static_cast<std::ptrdiff_t>(p) + 1);
-        from = t;
-        to = p + 1;
-    } else if (p + 1 < order_.size() && less(order_[p + 1], src)) {
-        const auto t = static_cast<std::size_t>(std::lower_bound(order_.begin() + static_cast<std::ptrdiff_t>(p) + 1, order_.end(), src, less) - order_.begin());
-        beginMoveRows({}, static_cast<int>(p), static_cast<int>(p), {}, static_cast<int>(t));
-        std::rotate(order_.begin() + static_cast<std::ptrdiff_t>(p), order_.begin() + static_cast<std::ptrdiff_t>(p) + 1,
-                    order_.begin() + static_cast<std::ptrdiff_t>(t));
-        from = p;
-        to = t;
+void LocksFilterProxy::moveToSortedPlace(int src) {
+    const auto less = displayOrder();
+    const int row = proxyRowOf(src);
+    const auto self = order_.begin() + row;
+    auto renumberFrom = self, renumberTo = self + 1;  // the rows that get new numbers
+    if (self != order_.begin() && less(src, self[-1])) {
+        const auto target = std::lower_bound(order_.begin(), self, src, less);
+        beginMoveRows({}, row, row, {}, int(target - order_.begin()));
+        std::rotate(target, self, self + 1);
+        renumberFrom = target;
+    } else if (self + 1 != order_.end() && less(self[1], src)) {
+        const auto target = std::lower_bound(self + 1, order_.end(), src, less);
+        beginMoveRows({}, row, row, {}, int(target - order_.begin()));
+        std::rotate(self, self + 1, target);
+        renumberTo = target;
     } else {
         return;
     }
-    for (std::size_t i = from; i < to; ++i) proxyOf_[static_cast<std::size_t>(order_[i])] = static_cast<int>(i);
+    for (auto it = renumberFrom; it != renumberTo; ++it) proxyRowOf(*it) = int(it - order_.begin());
     endMoveRows();
 }
 
-// Brings a shown row's waiter rows to wantedKids(): removals, then a re-sort of the survivors if
+// Brings a shown row's waiter rows to waitersToShow(): removals, then a re-sort of the survivors if
 // their order changed (a layout change of this parent only), then insertions.
-void LocksFilterProxy::syncKids(int src, SkippedRows skip) {
-    Node* n = nodes_[static_cast<std::size_t>(src)].get();
-    const std::vector<int> want = wantedKids(src, skip);
-    if (want == n->kids) return;
-    const QModelIndex parent = createIndex(proxyOf_[static_cast<std::size_t>(src)], 0, quintptr(0));
-    for (std::size_t i = n->kids.size(); i-- > 0;) {
-        if (std::find(want.begin(), want.end(), n->kids[i]) != want.end()) continue;
-        beginRemoveRows(parent, static_cast<int>(i), static_cast<int>(i));
-        n->kids.erase(n->kids.begin() + static_cast<std::ptrdiff_t>(i));
+void LocksFilterProxy::syncWaiters(int src, const RowsBeingRemoved* removing) {
+    Node* n = &node(src);
+    const std::vector<int> want = waitersToShow(src, removing);
+    if (want == n->waiters) return;
+    const QModelIndex parent = createIndex(proxyRowOf(src), 0, quintptr(0));
+    for (std::size_t i = n->waiters.size(); i-- > 0;) {
+        if (std::find(want.begin(), want.end(), n->waiters[i]) != want.end()) continue;
+        beginRemoveRows(parent, int(i), int(i));
+        n->waiters.erase(n->waiters.begin() + std::ptrdiff_t(i));
         endRemoveRows();
     }
     std::vector<int> survivors;
     for (int r : want)
-        if (std::find(n->kids.begin(), n->kids.end(), r) != n->kids.end()) survivors.push_back(r);
-    if (survivors != n->kids) {
+        if (std::find(n->waiters.begin(), n->waiters.end(), r) != n->waiters.end()) survivors.push_back(r);
+    if (survivors != n->waiters) {
         const QList<QPersistentModelIndex> parents{QPersistentModelIndex(parent)};
         emit layoutAboutToBeChanged(parents, QAbstractItemModel::VerticalSortHint);
         QModelIndexList from, to;
         for (const QModelIndex& idx : persistentIndexList()) {
             if (idx.internalId() != n->id) continue;
-            const int r = n->kids[static_cast<std::size_t>(idx.row())];
+            const int r = n->waiters[std::size_t(idx.row())];
             const auto at = std::find(survivors.begin(), survivors.end(), r) - survivors.begin();
             from << idx;
-            to << createIndex(static_cast<int>(at), idx.column(), static_cast<quintptr>(n->id));
+            to << createIndex(int(at), idx.column(), quintptr(n->id));
         }
-        n->kids = survivors;
+        n->waiters = survivors;
         changePersistentIndexList(from, to);
         emit layoutChanged(parents, QAbstractItemModel::VerticalSortHint);
     }
     for (std::size_t j = 0; j < want.size(); ++j) {
-        if (j < n->kids.size() && n->kids[j] == want[j]) continue;
-        beginInsertRows(parent, static_cast<int>(j), static_cast<int>(j));
-        n->kids.insert(n->kids.begin() + static_cast<std::ptrdiff_t>(j), want[j]);
+        if (j < n->waiters.size() && n->waiters[j] == want[j]) continue;
+        beginInsertRows(parent, int(j), int(j));
+        n->waiters.insert(n->waiters.begin() + std::ptrdiff_t(j), want[j]);
         endInsertRows();
     }
 }
 
 // After a change under a lock: its own match read again (the lock's row may have been merged
 // before its dataChanged arrives), then shown, hidden or its waiters brought up to date.
-void LocksFilterProxy::settle(int src) {
-    Node* n = nodes_[static_cast<std::size_t>(src)].get();
-    if (!text_.isEmpty()) n->self = matches(sourceModel()->index(src, 0));
-    const bool want = wanted(src);
-    const bool shown = proxyOf_[static_cast<std::size_t>(src)] >= 0;
+void LocksFilterProxy::refreshLock(int src) {
+    Node* n = &node(src);
+    if (!text_.isEmpty()) n->lockMatches = matches(sourceModel()->index(src, 0));
+    const bool want = shouldShow(src);
+    const bool shown = proxyRowOf(src) >= 0;
     if (shown && !want)
-        hide({src});
+        removeShown({src});
     else if (!shown && want)
-        show({src});
+        insertShown({src});
     else if (shown)
-        syncKids(src);
+        syncWaiters(src);
 }
 
 void LocksFilterProxy::rebuild() {
@@ -290,40 +292,40 @@ void LocksFilterProxy::rebuild() {
     byId_.clear();
     if (!sourceModel()) return;
     const int count = sourceModel()->rowCount();
-    nodes_.reserve(static_cast<std::size_t>(count));
-    proxyOf_.assign(static_cast<std::size_t>(count), -1);
+    nodes_.reserve(std::size_t(count));
+    proxyOf_.assign(std::size_t(count), -1);
     for (int r = 0; r < count; ++r) {
         auto n = std::make_unique<Node>();
         n->id = nextId_++;
-        n->self = matches(sourceModel()->index(r, 0));
+        n->lockMatches = matches(sourceModel()->index(r, 0));
         byId_.emplace(n->id, n.get());
         nodes_.push_back(std::move(n));
     }
     for (int r = 0; r < count; ++r) {
-        if (!wanted(r)) continue;
-        Node* n = nodes_[static_cast<std::size_t>(r)].get();
+        if (!shouldShow(r)) continue;
+        Node* n = &node(r);
         n->key = keyOf(sourceModel()->index(r, 0));
-        n->kids = wantedKids(r);
+        n->waiters = waitersToShow(r);
         order_.push_back(r);
     }
     std::sort(order_.begin(), order_.end(),
-              [this](int a, int b) { return before(nodes_[static_cast<std::size_t>(a)].get(), nodes_[static_cast<std::size_t>(b)].get()); });
-    for (std::size_t p = 0; p < order_.size(); ++p) proxyOf_[static_cast<std::size_t>(order_[p])] = static_cast<int>(p);
+              displayOrder());
+    for (std::size_t p = 0; p < order_.size(); ++p) proxyRowOf(order_[p]) = int(p);
 }
 
 void LocksFilterProxy::refilter() {
     std::vector<int> gone, come, stay;
-    for (int r = 0; r < static_cast<int>(nodes_.size()); ++r) {
-        nodes_[static_cast<std::size_t>(r)]->self = matches(sourceModel()->index(r, 0));
-        const bool want = wanted(r);
-        const bool shown = proxyOf_[static_cast<std::size_t>(r)] >= 0;
+    for (int r = 0; r < int(nodes_.size()); ++r) {
+        node(r).lockMatches = matches(sourceModel()->index(r, 0));
+        const bool want = shouldShow(r);
+        const bool shown = proxyRowOf(r) >= 0;
         if (shown && !want) gone.push_back(r);
         else if (!shown && want) come.push_back(r);
         else if (shown) stay.push_back(r);
     }
-    hide(std::move(gone));
-    for (int r : stay) syncKids(r);
-    show(std::move(come));
+    removeShown(std::move(gone));
+    for (int r : stay) syncWaiters(r);
+    insertShown(std::move(come));
 }
 
 // ---- the operator's requests -----------------------------------------------------------------
@@ -343,7 +345,7 @@ void LocksFilterProxy::sort(int column, Qt::SortOrder order) {
     sortColumn_ = column;
     sortOrder_ = order;
     if (sourceModel())
-        for (int src : order_) nodes_[static_cast<std::size_t>(src)]->key = keyOf(sourceModel()->index(src, 0));
+        for (int src : order_) node(src).key = keyOf(sourceModel()->index(src, 0));
     resort();
 }
 
@@ -357,35 +359,35 @@ void LocksFilterProxy::resort() {
         int kid;  // source child row, or -1 for a lock row
     };
     std::vector<Was> was;
-    was.reserve(static_cast<std::size_t>(from.size()));
+    was.reserve(std::size_t(from.size()));
     for (const QModelIndex& idx : from) {
         if (idx.internalId() == 0) {
-            was.push_back({order_[static_cast<std::size_t>(idx.row())], -1});
+            was.push_back({sourceRowAt(idx.row()), -1});
         } else {
             const Node* n = byId_.at(idx.internalId());
-            const int src = order_[static_cast<std::size_t>(rowOfNode(n))];
-            was.push_back({src, n->kids[static_cast<std::size_t>(idx.row())]});
+            const int src = sourceRowAt(rowOfNode(n));
+            was.push_back({src, n->waiters[std::size_t(idx.row())]});
         }
     }
     if (sourceModel()) {
         for (int src : order_) {
-            Node* n = nodes_[static_cast<std::size_t>(src)].get();
-            if (n->kids.size() > 1) n->kids = wantedKids(src);
+            Node* n = &node(src);
+            if (n->waiters.size() > 1) n->waiters = waitersToShow(src);
         }
         std::sort(order_.begin(), order_.end(),
-                  [this](int a, int b) { return before(nodes_[static_cast<std::size_t>(a)].get(), nodes_[static_cast<std::size_t>(b)].get()); });
-        for (std::size_t p = 0; p < order_.size(); ++p) proxyOf_[static_cast<std::size_t>(order_[p])] = static_cast<int>(p);
+                  displayOrder());
+        for (std::size_t p = 0; p < order_.size(); ++p) proxyRowOf(order_[p]) = int(p);
     }
     QModelIndexList to;
     to.reserve(from.size());
     for (qsizetype i = 0; i < from.size(); ++i) {
-        const Was& w = was[static_cast<std::size_t>(i)];
+        const Was& w = was[std::size_t(i)];
         if (w.kid < 0) {
-            to << createIndex(proxyOf_[static_cast<std::size_t>(w.src)], from[i].column(), quintptr(0));
+            to << createIndex(proxyRowOf(w.src), from[i].column(), quintptr(0));
         } else {
-            const Node* n = nodes_[static_cast<std::size_t>(w.src)].get();
-            const auto at = std::find(n->kids.begin(), n->kids.end(), w.kid) - n->kids.begin();
-            to << createIndex(static_cast<int>(at), from[i].column(), static_cast<quintptr>(n->id));
+            const Node* n = &node(w.src);
+            const auto at = std::find(n->waiters.begin(), n->waiters.end(), w.kid) - n->waiters.begin();
+            to << createIndex(int(at), from[i].column(), quintptr(n->id));
         }
     }
     changePersistentIndexList(from, to);
@@ -445,47 +447,48 @@ void LocksFilterProxy::onRowsInserted(const QModelIndex& parent, int first, int 
             added.push_back(std::move(n));
         }
         nodes_.insert(nodes_.begin() + first, std::make_move_iterator(added.begin()), std::make_move_iterator(added.end()));
-        proxyOf_.insert(proxyOf_.begin() + first, static_cast<std::size_t>(count), -1);
+        proxyOf_.insert(proxyOf_.begin() + first, std::size_t(count), -1);
         for (int& s : order_)
             if (s >= first) s += count;
         std::vector<int> shown;
         for (int r = first; r <= last; ++r) {
-            nodes_[static_cast<std::size_t>(r)]->self = matches(sourceModel()->index(r, 0));
-            if (wanted(r)) shown.push_back(r);
+            node(r).lockMatches = matches(sourceModel()->index(r, 0));
+            if (shouldShow(r)) shown.push_back(r);
         }
-        show(std::move(shown));
+        insertShown(std::move(shown));
         return;
     }
     if (parent.parent().isValid()) return;  // LocksModel has two levels
-    Node* n = nodes_[static_cast<std::size_t>(parent.row())].get();
-    for (int& r : n->kids)
+    Node* n = &node(parent.row());
+    for (int& r : n->waiters)
         if (r >= first) r += count;
-    settle(parent.row());
+    refreshLock(parent.row());
 }
 
 void LocksFilterProxy::onRowsAboutToBeRemoved(const QModelIndex& parent, int first, int last) {
     if (!parent.isValid()) {
         std::vector<int> shown;
         for (int r = first; r <= last; ++r)
-            if (proxyOf_[static_cast<std::size_t>(r)] >= 0) shown.push_back(r);
-        hide(std::move(shown));
+            if (proxyRowOf(r) >= 0) shown.push_back(r);
+        removeShown(std::move(shown));
         return;
     }
     if (parent.parent().isValid()) return;
     // A hidden lock can only come back once the rows are gone (onRowsRemoved).
     const int src = parent.row();
-    if (proxyOf_[static_cast<std::size_t>(src)] < 0) return;
-    if (!text_.isEmpty()) nodes_[static_cast<std::size_t>(src)]->self = matches(parent);
-    if (!wanted(src, {first, last}))
-        hide({src});
+    if (proxyRowOf(src) < 0) return;
+    if (!text_.isEmpty()) node(src).lockMatches = matches(parent);
+    const RowsBeingRemoved removing{first, last};
+    if (!shouldShow(src, &removing))
+        removeShown({src});
     else
-        syncKids(src, {first, last});
+        syncWaiters(src, &removing);
 }
 
 void LocksFilterProxy::onRowsRemoved(const QModelIndex& parent, int first, int last) {
     const int count = last - first + 1;
     if (!parent.isValid()) {
-        for (int r = first; r <= last; ++r) byId_.erase(nodes_[static_cast<std::size_t>(r)]->id);
+        for (int r = first; r <= last; ++r) byId_.erase(node(r).id);
         nodes_.erase(nodes_.begin() + first, nodes_.begin() + last + 1);
         proxyOf_.erase(proxyOf_.begin() + first, proxyOf_.begin() + last + 1);
         for (int& s : order_)
@@ -493,10 +496,10 @@ void LocksFilterProxy::onRowsRemoved(const QModelIndex& parent, int first, int l
         return;
     }
     if (parent.parent().isValid()) return;
-    Node* n = nodes_[static_cast<std::size_t>(parent.row())].get();
-    for (int& r : n->kids)
+    Node* n = &node(parent.row());
+    for (int& r : n->waiters)
         if (r > last) r -= count;
-    if (proxyOf_[static_cast<std::size_t>(parent.row())] < 0) settle(parent.row());
+    if (proxyRowOf(parent.row()) < 0) refreshLock(parent.row());
 }
 
 void LocksFilterProxy::onDataChanged(const QModelIndex& topLeft, const QModelIndex& bottomRight, const QList<int>& roles) {
@@ -509,19 +512,19 @@ void LocksFilterProxy::onDataChanged(const QModelIndex& topLeft, const QModelInd
         std::vector<int> gone, come;
         std::vector<std::pair<int, SortKey>> moved;
         for (int r = topLeft.row(); r <= bottomRight.row(); ++r) {
-            Node* n = nodes_[static_cast<std::size_t>(r)].get();
-            const bool shown = proxyOf_[static_cast<std::size_t>(r)] >= 0;
+            Node* n = &node(r);
+            const bool shown = proxyRowOf(r) >= 0;
             if (filterHit) {
-                const bool self = matches(sourceModel()->index(r, 0));
-                if (self != n->self) {
-                    n->self = self;
-                    const bool want = wanted(r);
+                const bool lockMatchesNow = matches(sourceModel()->index(r, 0));
+                if (lockMatchesNow != n->lockMatches) {
+                    n->lockMatches = lockMatchesNow;
+                    const bool want = shouldShow(r);
                     if (shown && !want) {
                         gone.push_back(r);
                         continue;
                     }
                     if (!shown && want) come.push_back(r);
-                    if (shown) syncKids(r);  // all waiters or the matching ones
+                    if (shown) syncWaiters(r);  // all waiters or the matching ones
                 }
             }
             if (sortHit && shown) {
@@ -529,28 +532,28 @@ void LocksFilterProxy::onDataChanged(const QModelIndex& topLeft, const QModelInd
                 if (compare(key, n->key) != 0 || key.kind != n->key.kind) moved.emplace_back(r, std::move(key));
             }
         }
-        hide(std::move(gone));
-        if (moved.size() > static_cast<std::size_t>(kWideChange)) {
+        removeShown(std::move(gone));
+        if (moved.size() > std::size_t(kWideChange)) {
             // Many keys at once (tick() when sorted by Held for: every key moves by the same
             // second): placing them one by one against neighbours that still have their old keys
             // would move rows for nothing. All keys first, then one check, a re-sort only if needed.
-            for (auto& [r, key] : moved) nodes_[static_cast<std::size_t>(r)]->key = std::move(key);
-            const auto less = [this](int a, int b) { return before(nodes_[static_cast<std::size_t>(a)].get(), nodes_[static_cast<std::size_t>(b)].get()); };
+            for (auto& [r, key] : moved) node(r).key = std::move(key);
+            const auto less = displayOrder();
             if (!std::is_sorted(order_.begin(), order_.end(), less)) resort();
         } else {
             // One at a time: every row but the one being placed is in order, so binary search holds.
             for (auto& [r, key] : moved) {
-                if (proxyOf_[static_cast<std::size_t>(r)] < 0) continue;
-                nodes_[static_cast<std::size_t>(r)]->key = std::move(key);
-                reposition(r);
+                if (proxyRowOf(r) < 0) continue;
+                node(r).key = std::move(key);
+                moveToSortedPlace(r);
             }
         }
-        show(std::move(come));
+        insertShown(std::move(come));
 
         if (bottomRight.row() - topLeft.row() >= kWideChange) {
             int lo = -1, hi = -1;
             for (int r = topLeft.row(); r <= bottomRight.row(); ++r) {
-                const int p = proxyOf_[static_cast<std::size_t>(r)];
+                const int p = proxyRowOf(r);
                 if (p < 0) continue;
                 lo = lo < 0 ? p : std::min(lo, p);
                 hi = std::max(hi, p);
@@ -558,7 +561,7 @@ void LocksFilterProxy::onDataChanged(const QModelIndex& topLeft, const QModelInd
             if (lo >= 0) emit dataChanged(index(lo, topLeft.column()), index(hi, bottomRight.column()), roles);
         } else {
             for (int r = topLeft.row(); r <= bottomRight.row(); ++r) {
-                const int p = proxyOf_[static_cast<std::size_t>(r)];
+                const int p = proxyRowOf(r);
                 if (p >= 0) emit dataChanged(index(p, topLeft.column()), index(p, bottomRight.column()), roles);
             }
         }
@@ -567,15 +570,15 @@ void LocksFilterProxy::onDataChanged(const QModelIndex& topLeft, const QModelInd
 
     if (sourceParent.parent().isValid()) return;
     const int src = sourceParent.row();
-    if (sortHit || filterHit) settle(src);
-    const int lockRow = proxyOf_[static_cast<std::size_t>(src)];
+    if (sortHit || filterHit) refreshLock(src);
+    const int lockRow = proxyRowOf(src);
     if (lockRow < 0) return;
-    const Node* n = nodes_[static_cast<std::size_t>(src)].get();
+    const Node* n = &node(src);
     const QModelIndex parent = createIndex(lockRow, 0, quintptr(0));
     for (int r = topLeft.row(); r <= bottomRight.row(); ++r) {
-        const auto at = std::find(n->kids.begin(), n->kids.end(), r);
-        if (at == n->kids.end()) continue;
-        const int k = static_cast<int>(at - n->kids.begin());
+        const auto at = std::find(n->waiters.begin(), n->waiters.end(), r);
+        if (at == n->waiters.end()) continue;
+        const int k = int(at - n->waiters.begin());
         emit dataChanged(index(k, topLeft.column(), parent), index(k, bottomRight.column(), parent), roles);
     }
 }
@@ -588,12 +591,12 @@ void LocksFilterProxy::onDataChanged(const QModelIndex& topLeft, const QModelInd
 
 QModelIndex LocksFilterProxy::index(int row, int column, const QModelIndex& parent) const {
     if (row < 0 || column < 0 || column >= columnCount()) return {};
-    if (!parent.isValid()) return row < static_cast<int>(order_.size()) ? createIndex(row, column, quintptr(0)) : QModelIndex();
-    if (parent.internalId() != 0 || parent.column() != 0 || parent.row() >= static_cast<int>(order_.size())) return {};
-    const Node* n = nodes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(parent.row())])].get();
-    if (static_cast<std::size_t>(row) >= n->kids.size()) return {};
+    if (!parent.isValid()) return row < shownCount() ? createIndex(row, column, quintptr(0)) : QModelIndex();
+    if (parent.internalId() != 0 || parent.column() != 0 || parent.row() >= shownCount()) return {};
+    const Node* n = &node(sourceRowAt(parent.row()));
+    if (std::size_t(row) >= n->waiters.size()) return {};
     n->hint = parent.row();
-    return createIndex(row, column, static_cast<quintptr>(n->id));
+    return createIndex(row, column, quintptr(n->id));
 }
 
 QModelIndex LocksFilterProxy::parent(const QModelIndex& child) const {
@@ -609,9 +612,9 @@ QModelIndex LocksFilterProxy::sibling(int row, int column, const QModelIndex& id
 }
 
 int LocksFilterProxy::rowCount(const QModelIndex& parent) const {
-    if (!parent.isValid()) return static_cast<int>(order_.size());
-    if (parent.internalId() != 0 || parent.column() != 0 || parent.row() >= static_cast<int>(order_.size())) return 0;
-    return static_cast<int>(nodes_[static_cast<std::size_t>(order_[static_cast<std::size_t>(parent.row())])]->kids.size());
+    if (!parent.isValid()) return shownCount();
+    if (parent.internalId() != 0 || parent.column() != 0 || parent.row() >= shownCount()) return 0;
+    return int(node(sourceRowAt(parent.row())).waiters.size());
 }
 
 int LocksFilterProxy::columnCount(const QModelIndex&) const { return sourceModel() ? sourceModel()->columnCount() : 0; }
@@ -626,58 +629,58 @@ QVariant LocksFilterProxy::headerData(int section, Qt::Orientation orientation, 
 QModelIndex LocksFilterProxy::mapToSource(const QModelIndex& proxyIndex) const {
     if (!proxyIndex.isValid() || !sourceModel()) return {};
     if (proxyIndex.internalId() == 0) {
-        if (proxyIndex.row() >= static_cast<int>(order_.size())) return {};
-        return sourceModel()->index(order_[static_cast<std::size_t>(proxyIndex.row())], proxyIndex.column());
+        if (proxyIndex.row() >= shownCount()) return {};
+        return sourceModel()->index(sourceRowAt(proxyIndex.row()), proxyIndex.column());
     }
     const auto it = byId_.find(proxyIndex.internalId());
-    if (it == byId_.end() || static_cast<std::size_t>(proxyIndex.row()) >= it->second->kids.size()) return {};
+    if (it == byId_.end() || std::size_t(proxyIndex.row()) >= it->second->waiters.size()) return {};
     const int lockRow = rowOfNode(it->second);
     if (lockRow < 0) return {};
-    const QModelIndex parent = sourceModel()->index(order_[static_cast<std::size_t>(lockRow)], 0);
-    return sourceModel()->index(it->second->kids[static_cast<std::size_t>(proxyIndex.row())], proxyIndex.column(), parent);
+    const QModelIndex parent = sourceModel()->index(sourceRowAt(lockRow), 0);
+    return sourceModel()->index(it->second->waiters[std::size_t(proxyIndex.row())], proxyIndex.column(), parent);
 }
 
 QModelIndex LocksFilterProxy::mapFromSource(const QModelIndex& sourceIndex) const {
     if (!sourceIndex.isValid() || sourceIndex.model() != sourceModel()) return {};
     const QModelIndex sourceParent = sourceIndex.parent();
     if (!sourceParent.isValid()) {
-        const int p = proxyOf_[static_cast<std::size_t>(sourceIndex.row())];
+        const int p = proxyRowOf(sourceIndex.row());
         return p < 0 ? QModelIndex() : createIndex(p, sourceIndex.column(), quintptr(0));
     }
-    const int p = proxyOf_[static_cast<std::size_t>(sourceParent.row())];
+    const int p = proxyRowOf(sourceParent.row());
     if (p < 0) return {};
-    const Node* n = nodes_[static_cast<std::size_t>(sourceParent.row())].get();
-    const auto at = std::find(n->kids.begin(), n->kids.end(), sourceIndex.row());
-    if (at == n->kids.end()) return {};
-    return createIndex(static_cast<int>(at - n->kids.begin()), sourceIndex.column(), static_cast<quintptr>(n->id));
+    const Node* n = &node(sourceParent.row());
+    const auto at = std::find(n->waiters.begin(), n->waiters.end(), sourceIndex.row());
+    if (at == n->waiters.end()) return {};
+    return createIndex(int(at - n->waiters.begin()), sourceIndex.column(), quintptr(n->id));
 }
 
 bool LocksFilterProxy::invariantsHold() const {
     if (!sourceModel()) return order_.empty() && nodes_.empty();
-    const std::size_t count = static_cast<std::size_t>(sourceModel()->rowCount());
+    const std::size_t count = std::size_t(sourceModel()->rowCount());
     if (nodes_.size() != count || proxyOf_.size() != count || byId_.size() != count) return false;
     std::size_t shown = 0;
     for (std::size_t r = 0; r < count; ++r) {
         const Node* n = nodes_[r].get();
         const auto it = byId_.find(n->id);
         if (it == byId_.end() || it->second != n) return false;
-        const int src = static_cast<int>(r);
-        if (n->self != matches(sourceModel()->index(src, 0))) return false;
+        const int src = int(r);
+        if (n->lockMatches != matches(sourceModel()->index(src, 0))) return false;
         const int p = proxyOf_[r];
-        if ((p >= 0) != wanted(src)) return false;
+        if ((p >= 0) != shouldShow(src)) return false;
         if (p < 0) {
-            if (!n->kids.empty()) return false;
+            if (!n->waiters.empty()) return false;
             continue;
         }
         ++shown;
-        if (static_cast<std::size_t>(p) >= order_.size() || order_[static_cast<std::size_t>(p)] != src) return false;
+        if (std::size_t(p) >= order_.size() || sourceRowAt(p) != src) return false;
         if (rowOfNode(n) != p) return false;
         if (compare(keyOf(sourceModel()->index(src, 0)), n->key) != 0) return false;
-        if (n->kids != wantedKids(src)) return false;
+        if (n->waiters != waitersToShow(src)) return false;
     }
     if (shown != order_.size()) return false;
     for (std::size_t i = 1; i < order_.size(); ++i)
-        if (!before(nodes_[static_cast<std::size_t>(order_[i - 1])].get(), nodes_[static_cast<std::size_t>(order_[i])].get())) return false;
+        if (!sortsBefore(&node(order_[i - 1]), &node(order_[i]))) return false;
     return true;
 }
 

@@ -25,12 +25,6 @@
 
 namespace lockscope {
 
-// Source waiter rows that LocksFilterProxy's checks ignore because they are about to be removed.
-struct SkippedRows {
-    int first = -1, last = -2;
-    bool has(int r) const { return r >= first && r <= last; }
-};
-
 class LocksFilterProxy : public QAbstractProxyModel {
     Q_OBJECT
 
@@ -76,32 +70,46 @@ private:
     // A source lock row. Positions live in the flat arrays below, not here: a poll shifts
     // thousands of rows by one, and a pass over an int array costs microseconds where a pass over
     // 10,000 heap nodes costs milliseconds.
-    // More insert ranges than this in one show() become one range and a layout change.
+    // More insert ranges than this in one insertShown() become one range and a layout change.
     static constexpr std::size_t kMaxInsertRuns = 32;
 
     struct Node {
         quint64 id = 0;         // arrival order (the tie-break) and the internalId of its waiter indexes
-        bool self = true;       // the lock itself matches the filter
+        bool lockMatches = true;       // the lock itself matches the filter
         SortKey key;            // valid while shown
-        std::vector<int> kids;  // shown waiters: source child rows in display order (empty while hidden)
+        std::vector<int> waiters;  // shown waiters: source child rows in display order (empty while hidden)
         mutable int hint = -1;  // its proxy row when last looked up (see rowOfNode())
     };
 
+    // Waiter rows the source is about to remove, which the visibility checks must not count.
+    struct RowsBeingRemoved;
+
     static int compare(const SortKey& a, const SortKey& b);
     SortKey keyOf(const QModelIndex& source) const;
-    bool before(const Node* a, const Node* b) const;
+    bool sortsBefore(const Node* a, const Node* b) const;
     int rowOfNode(const Node* n) const;
     bool matches(const QModelIndex& source) const;
-    bool wanted(int src, SkippedRows skip = {}) const;
-    std::vector<int> wantedKids(int src, SkippedRows skip = {}) const;
+    bool shouldShow(int src, const RowsBeingRemoved* removing = nullptr) const;
+    std::vector<int> waitersToShow(int src, const RowsBeingRemoved* removing = nullptr) const;
+
+    // Accessors by source row / proxy row, so the index arithmetic lives in one place.
+    Node& node(int src) const { return *nodes_[std::size_t(src)]; }
+    int& proxyRowOf(int src) { return proxyOf_[std::size_t(src)]; }
+    int proxyRowOf(int src) const { return proxyOf_[std::size_t(src)]; }
+    int sourceRowAt(std::size_t proxyRow) const { return order_[proxyRow]; }
+    int shownCount() const { return int(order_.size()); }
+    // Source rows compared by their display position: the order order_ is kept in.
+    auto displayOrder() const {
+        return [this](int a, int b) { return sortsBefore(&node(a), &node(b)); };
+    }
 
     void rebuild();
-    void show(std::vector<int> rows);
-    void hide(std::vector<int> rows);
-    void reposition(int src);
+    void insertShown(std::vector<int> rows);
+    void removeShown(std::vector<int> rows);
+    void moveToSortedPlace(int src);
     void resort();
-    void syncKids(int src, SkippedRows skip = {});
-    void settle(int src);
+    void syncWaiters(int src, const RowsBeingRemoved* removing = nullptr);
+    void refreshLock(int src);
     void refilter();
 
     void onRowsInserted(const QModelIndex& parent, int first, int last);

@@ -35,7 +35,7 @@
 
 #include "pglock/key_collision.hpp"
 #include "stores/name_import.hpp"
-#include "stores/source_scanner.hpp"
+#include "source_scan/source_scanner.hpp"
 
 namespace lockscope {
 

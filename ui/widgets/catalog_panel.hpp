@@ -6,7 +6,7 @@
 #include <QWidget>
 
 #include "stores/catalog_store.hpp"
-#include "stores/source_scanner.hpp"
+#include "source_scan/source_scanner.hpp"
 
 class QLabel;
 class QLineEdit;

@@ -17,8 +17,14 @@
 //         (unqualified Lock / run_once / run_blocking too, as after `using namespace pglock`; the
 //          member forms lk.run_once(...) take no name and are not matched)
 //         "..." with C++ escapes, u8"...", R"delim(...)delim", "name"s / "name"sv
-// Other listed languages (.py .rs .java .kt .ts .js .rb .cs) cannot call either library
-// directly; wrappers that mirror these call shapes are matched with both sets.
+// What is really supported: Go and C++, the two languages these libraries exist in. Python, Ruby,
+// Rust, Java, Kotlin, C#, TypeScript and JavaScript files are only lexed (their comments and
+// string quoting, not their escapes in full: Python's b''/f'' prefixes, Rust's r#""# raw strings
+// and JS template substitutions are not understood), and matched with both call sets, which finds
+// wrappers named like these calls and nothing else.
+//
+// Three parts: source_lexer (tokens), call_matcher (the call shapes above), and the tree walk
+// here.
 //
 // The walk skips .git, .hg, .svn, build, node_modules and vendor directories, symbolic links
 // (no loops, nothing outside the tree), files over 2 MiB and binary files (a NUL byte in the
@@ -34,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "source_scan/scan_types.hpp"
 #include "stores/name_import.hpp"
 
 namespace lockscope::scan {
@@ -41,25 +48,9 @@ namespace lockscope::scan {
 constexpr qint64 kMaxSourceFileBytes = 2 * 1024 * 1024;
 constexpr qint64 kBinarySniffBytes = 8 * 1024;
 
-enum class Language {
-    go,      // .go
-    cpp,     // .cpp .cc .cxx .hpp .h .c
-    c_like,  // .rs .java .kt .cs: // and /* */ comments, "..." strings, '.' characters
-    js,      // .ts .js: also '...' and `...` strings
-    hash,    // .py .rb: # comments, "..." and '...' strings
-};
-
 // The language of a file by its extension; nullopt for files the scanner does not read.
 std::optional<Language> languageOf(const QString& fileName);
 
-struct Literal {
-    std::string name;  // decoded bytes
-    int line = 0;      // 1-based line of the (first) literal
-};
-struct TextScan {
-    std::vector<Literal> names;
-    std::vector<Literal> problems;  // `name` holds the message: a dynamic name, a bad escape, ...
-};
 // Scans one file's text. Pure and thread-safe.
 TextScan scanText(std::string_view text, Language language);
 
