@@ -7,6 +7,7 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDateTimeAxis>
+#include <QGraphicsLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineSeries>
@@ -19,9 +20,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "charts/chart_style.hpp"
 #include "charts/png_export.hpp"
 #include "charts/timeline_bars_item.hpp"
 #include "models/locks_model.hpp"
+#include "theme/app_palette.hpp"
 
 namespace lockscope::charts {
 
@@ -54,10 +57,9 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
     window_->setObjectName(QStringLiteral("timelineWindow"));
     for (const auto& [seconds, label] : kWindows) window_->addItem(tr(label), seconds);
     window_->setCurrentIndex(kDefaultWindowIndex);
-    auto* legend = new QLabel(this);
-    legend->setText(tr("<span style='color:#3465a4'>■</span> exclusive &nbsp; <span style='color:#4e9a06'>■</span> shared"
-                       " &nbsp; <span style='color:#ce5c00'>■</span> held now (exclusive) &nbsp; "
-                       "<span style='color:#edaa00'>■</span> held now (shared) &nbsp; hover a bar for its holder"));
+    legend_ = new QLabel(this);
+    legend_->setObjectName(QStringLiteral("timelineLegend"));
+    legend_->setTextFormat(Qt::RichText);  // only our own words and colours, never a lock name
     auto* exportButton = new QPushButton(tr("Export PNG…"), this);
 
     chart_ = new QChart;
@@ -80,6 +82,7 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
     view_ = new QChartView(chart_);
     view_->setRenderHint(QPainter::Antialiasing, false);  // crisp lane bars; and faster
     view_->viewport()->installEventFilter(this);
+    view_->installEventFilter(this);
 
     waitersChart_ = new QChart;
     waitersChart_->setAnimationOptions(QChart::NoAnimation);
@@ -87,7 +90,6 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
     waitersChart_->setMargins(QMargins(4, 0, 8, 4));
     waitersSeries_ = new QLineSeries;
     waitersSeries_->setName(tr("waiting sessions"));
-    waitersSeries_->setColor(QColor(164, 0, 0));
     waitersChart_->addSeries(waitersSeries_);
     waitersX_ = new QDateTimeAxis;
     waitersX_->setTickCount(7);
@@ -101,6 +103,7 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
     waitersView_ = new QChartView(waitersChart_);
     waitersView_->setFixedHeight(kWaitersHeight);
     waitersView_->setRenderHint(QPainter::Antialiasing);
+    waitersView_->installEventFilter(this);
 
     laneScroll_ = new QScrollBar(Qt::Vertical);
     laneScroll_->setObjectName(QStringLiteral("timelineLaneScroll"));
@@ -120,7 +123,7 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
     top->addWidget(new QLabel(tr("Window:"), this));
     top->addWidget(window_);
     top->addSpacing(12);
-    top->addWidget(legend, 1);
+    top->addWidget(legend_, 1);
     top->addWidget(exportButton);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(top);
@@ -147,7 +150,45 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
         refreshNow();
         exportPngInteractively(exportArea_, this, QStringLiteral("lockscope-timeline.png"));
     });
+    applyPalette();
     refresh();
+}
+
+void TimelineChart::applyPalette() {
+    using theme::ChartInk;
+    const auto swatch = [](ChartInk ink, const QString& what) {
+        return QStringLiteral("<span style='color:%1'>■</span> %2").arg(theme::chartInk(ink).name(), what);
+    };
+    legend_->setText(QStringList{swatch(ChartInk::exclusive, tr("exclusive")), swatch(ChartInk::shared, tr("shared")),
+                                 swatch(ChartInk::heldExclusive, tr("held now (exclusive)")),
+                                 swatch(ChartInk::heldShared, tr("held now (shared)")), tr("hover a bar for its holder")}
+                         .join(QStringLiteral(" &nbsp; ")));
+    charts::applyPalette(*chart_);
+    charts::applyPalette(*waitersChart_);
+    yAxis_->setLinePenColor(theme::chartInk(ChartInk::axisLine));
+    waitersSeries_->setColor(theme::chartInk(ChartInk::waiters));
+    bars_->update();
+}
+
+void TimelineChart::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) applyPalette();
+}
+
+void TimelineChart::alignPlotAreas() {
+    // Each chart's own plot area first (what its labels need at its size), laid out now rather
+    // than at the next event loop turn; then both get the narrower x range of the two.
+    chart_->setPlotArea(QRectF());
+    waitersChart_->setPlotArea(QRectF());
+    chart_->layout()->activate();
+    waitersChart_->layout()->activate();
+    const QRectF lanes = chart_->plotArea(), waiters = waitersChart_->plotArea();
+    if (lanes.isEmpty() || waiters.isEmpty()) return;
+    const double left = std::ceil(std::max(lanes.left(), waiters.left()));
+    const double right = std::floor(std::min(lanes.right(), waiters.right()));
+    if (right <= left) return;
+    chart_->setPlotArea(QRectF(QPointF(left, lanes.top()), QPointF(right, lanes.bottom())));
+    waitersChart_->setPlotArea(QRectF(QPointF(left, waiters.top()), QPointF(right, waiters.bottom())));
 }
 
 void TimelineChart::setWindowSeconds(int seconds) {
@@ -226,6 +267,7 @@ void TimelineChart::refresh() {
     bars_->setLayout(std::move(layout));
 
     updateWaiters(t0, t1);
+    alignPlotAreas();
 }
 
 void TimelineChart::updateLaneAxis(const std::vector<const TimelineModel::Lane*>& visible, int bands) {
@@ -299,6 +341,9 @@ bool TimelineChart::exportPng(const QString& path) {
 }
 
 bool TimelineChart::eventFilter(QObject* watched, QEvent* event) {
+    // A view resizes its chart after this filter has seen the event: align once that is done.
+    if ((watched == view_ || watched == waitersView_) && event->type() == QEvent::Resize)
+        QTimer::singleShot(0, this, &TimelineChart::alignPlotAreas);
     // The wheel over the lanes pages through them (the chart itself has nothing to scroll).
     if (watched == view_->viewport() && event->type() == QEvent::Wheel && laneScroll_->isVisible()) {
         QCoreApplication::sendEvent(laneScroll_, event);

@@ -20,6 +20,7 @@ class QChart;
 class QChartView;
 class QComboBox;
 class QDateTimeAxis;
+class QLabel;
 class QLineSeries;
 class QScrollBar;
 class QValueAxis;
@@ -51,6 +52,7 @@ public:
     int refreshCount() const { return refreshCount_; }
     const TimelineBarsItem* barsItem() const { return bars_; }
     QChart* chart() const { return chart_; }
+    QChart* waitersChart() const { return waitersChart_; }
     // The time span (server epoch seconds) the last refresh showed.
     double shownFrom() const { return shownFrom_; }
     double shownTo() const { return shownTo_; }
@@ -59,8 +61,14 @@ public:
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
     void showEvent(QShowEvent* event) override;
+    void changeEvent(QEvent* event) override;
 
 private:
+    // Colours from the palette (theme/app_palette.hpp): at construction and on every palette change.
+    void applyPalette();
+    // The waiting chart's plot area gets the lanes' exact left and right (and the lanes the
+    // waiting chart's, where its labels need more), so a time is one pixel column in both.
+    void alignPlotAreas();
     void scheduleRefresh();
     void refresh();
     void updateLaneAxis(const std::vector<const TimelineModel::Lane*>& visible, int bands);
@@ -68,6 +76,7 @@ private:
 
     TimelineModel* model_;
     QComboBox* window_ = nullptr;
+    QLabel* legend_ = nullptr;
     QWidget* exportArea_ = nullptr;
     QChartView* view_ = nullptr;
     QChart* chart_ = nullptr;
