@@ -7,7 +7,6 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDateTimeAxis>
-#include <QGraphicsLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineSeries>
@@ -34,7 +33,9 @@ constexpr std::pair<int, const char*> kWindows[] = {
     {300, "5 min"}, {900, "15 min"}, {3600, "1 h"}, {6 * 3600, "6 h"}, {24 * 3600, "24 h"}};
 constexpr int kDefaultWindowIndex = 1;
 constexpr int kWaitersHeight = 150;
-constexpr int kLaneLabelPx = 220;  // longer names are elided in the middle; the tooltip has them whole
+constexpr int kLaneLabelPx = 220;
+const QMargins kLanesMargins(4, 4, 8, 4);
+const QMargins kWaitersMargins(4, 0, 8, 4);  // longer names are elided in the middle; the tooltip has them whole
 
 QDateTime dateTimeOf(double epochSeconds) {
     return QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(std::llround(epochSeconds * 1000.0)));
@@ -65,7 +66,7 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
     chart_ = new QChart;
     chart_->setAnimationOptions(QChart::NoAnimation);
     chart_->legend()->hide();
-    chart_->setMargins(QMargins(4, 4, 8, 4));
+    chart_->setMargins(kLanesMargins);
     anchor_ = new QLineSeries;
     chart_->addSeries(anchor_);
     xAxis_ = new QDateTimeAxis;
@@ -82,12 +83,11 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
     view_ = new QChartView(chart_);
     view_->setRenderHint(QPainter::Antialiasing, false);  // crisp lane bars; and faster
     view_->viewport()->installEventFilter(this);
-    view_->installEventFilter(this);
 
     waitersChart_ = new QChart;
     waitersChart_->setAnimationOptions(QChart::NoAnimation);
     waitersChart_->legend()->hide();
-    waitersChart_->setMargins(QMargins(4, 0, 8, 4));
+    waitersChart_->setMargins(kWaitersMargins);
     waitersSeries_ = new QLineSeries;
     waitersSeries_->setName(tr("waiting sessions"));
     waitersChart_->addSeries(waitersSeries_);
@@ -103,7 +103,6 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
     waitersView_ = new QChartView(waitersChart_);
     waitersView_->setFixedHeight(kWaitersHeight);
     waitersView_->setRenderHint(QPainter::Antialiasing);
-    waitersView_->installEventFilter(this);
 
     laneScroll_ = new QScrollBar(Qt::Vertical);
     laneScroll_->setObjectName(QStringLiteral("timelineLaneScroll"));
@@ -146,6 +145,12 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
         bars_->setLayout(bars_->layout());
         if (static_cast<int>(plot.height()) / kMinLanePx != lastCapacity_) scheduleRefresh();
     });
+    // Either chart lays itself out again (new labels, a resize): align again when the two differ.
+    for (QChart* chart : {chart_, waitersChart_})
+        connect(chart, &QChart::plotAreaChanged, this, [this] {
+            const QRectF a = chart_->plotArea(), b = waitersChart_->plotArea();
+            if (std::abs(a.left() - b.left()) > 0.5 || std::abs(a.right() - b.right()) > 0.5) alignPlotAreas();
+        }, Qt::QueuedConnection);
     connect(exportButton, &QPushButton::clicked, this, [this] {
         refreshNow();
         exportPngInteractively(exportArea_, this, QStringLiteral("lockscope-timeline.png"));
@@ -176,19 +181,20 @@ void TimelineChart::changeEvent(QEvent* event) {
 }
 
 void TimelineChart::alignPlotAreas() {
-    // Each chart's own plot area first (what its labels need at its size), laid out now rather
-    // than at the next event loop turn; then both get the narrower x range of the two.
-    chart_->setPlotArea(QRectF());
-    waitersChart_->setPlotArea(QRectF());
-    chart_->layout()->activate();
-    waitersChart_->layout()->activate();
+    // Each chart lays itself out (QChart's own layout keeps its axes, grid and plot consistent);
+    // the one whose labels need less room gets that much more margin, so both plots start and end
+    // at the same column. The padding given before is taken off first: what a chart needs now.
     const QRectF lanes = chart_->plotArea(), waiters = waitersChart_->plotArea();
     if (lanes.isEmpty() || waiters.isEmpty()) return;
-    const double left = std::ceil(std::max(lanes.left(), waiters.left()));
-    const double right = std::floor(std::min(lanes.right(), waiters.right()));
-    if (right <= left) return;
-    chart_->setPlotArea(QRectF(QPointF(left, lanes.top()), QPointF(right, lanes.bottom())));
-    waitersChart_->setPlotArea(QRectF(QPointF(left, waiters.top()), QPointF(right, waiters.bottom())));
+    const double lanesLeft = lanes.left() - lanesPad_.left(), waitersLeft = waiters.left() - waitersPad_.left();
+    const double lanesRight = chart_->size().width() - lanes.right() - lanesPad_.right();
+    const double waitersRight = waitersChart_->size().width() - waiters.right() - waitersPad_.right();
+    const double left = std::max(lanesLeft, waitersLeft), right = std::max(lanesRight, waitersRight);
+    const auto px = [](double v) { return static_cast<int>(std::lround(v)); };
+    const QMargins lanesPad(px(left - lanesLeft), 0, px(right - lanesRight), 0);
+    const QMargins waitersPad(px(left - waitersLeft), 0, px(right - waitersRight), 0);
+    if (lanesPad != lanesPad_) chart_->setMargins(kLanesMargins + (lanesPad_ = lanesPad));
+    if (waitersPad != waitersPad_) waitersChart_->setMargins(kWaitersMargins + (waitersPad_ = waitersPad));
 }
 
 void TimelineChart::setWindowSeconds(int seconds) {
@@ -267,7 +273,6 @@ void TimelineChart::refresh() {
     bars_->setLayout(std::move(layout));
 
     updateWaiters(t0, t1);
-    alignPlotAreas();
 }
 
 void TimelineChart::updateLaneAxis(const std::vector<const TimelineModel::Lane*>& visible, int bands) {
@@ -341,9 +346,6 @@ bool TimelineChart::exportPng(const QString& path) {
 }
 
 bool TimelineChart::eventFilter(QObject* watched, QEvent* event) {
-    // A view resizes its chart after this filter has seen the event: align once that is done.
-    if ((watched == view_ || watched == waitersView_) && event->type() == QEvent::Resize)
-        QTimer::singleShot(0, this, &TimelineChart::alignPlotAreas);
     // The wheel over the lanes pages through them (the chart itself has nothing to scroll).
     if (watched == view_->viewport() && event->type() == QEvent::Wheel && laneScroll_->isVisible()) {
         QCoreApplication::sendEvent(laneScroll_, event);

@@ -8,6 +8,7 @@
 // poll of thousands of holds costs one repaint.
 #pragma once
 
+#include <QMargins>
 #include <QTimer>
 #include <QWidget>
 
@@ -66,8 +67,8 @@ protected:
 private:
     // Colours from the palette (theme/app_palette.hpp): at construction and on every palette change.
     void applyPalette();
-    // The waiting chart's plot area gets the lanes' exact left and right (and the lanes the
-    // waiting chart's, where its labels need more), so a time is one pixel column in both.
+    // The waiting chart's plot gets the lanes' exact left and right (and the lanes the waiting
+    // chart's, where its labels need more), so a time is one pixel column in both.
     void alignPlotAreas();
     void scheduleRefresh();
     void refresh();
@@ -91,6 +92,7 @@ private:
     QLineSeries* waitersSeries_ = nullptr;
     QDateTimeAxis* waitersX_ = nullptr;
     QValueAxis* waitersY_ = nullptr;
+    QMargins lanesPad_, waitersPad_;  // margin added to each chart's own by alignPlotAreas()
     std::vector<const TimelineModel::Lane*> orderedLanes_;  // lanes active in the window, by label (valid in refresh())
     QTimer refreshTimer_;
     int refreshCount_ = 0;
