@@ -96,6 +96,8 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
     waitersY_ = new QValueAxis;
     waitersY_->setLabelFormat(QStringLiteral("%.0f"));
     waitersY_->setTitleText(tr("waiting"));
+    // Counts are short; QChart would elide them to "…" when the alignment margin squeezes the axis.
+    waitersY_->setTruncateLabels(false);
     waitersChart_->addAxis(waitersX_, Qt::AlignBottom);
     waitersChart_->addAxis(waitersY_, Qt::AlignLeft);
     waitersSeries_->attachAxis(waitersX_);
