@@ -68,8 +68,8 @@ int main(int argc, char** argv) {
     QCommandLineOption delay(QStringLiteral("screenshot-delay"), QStringLiteral("Milliseconds before the screenshot (default 4000)."),
                              QStringLiteral("MS"), QStringLiteral("4000"));
     QCommandLineOption select(QStringLiteral("screenshot-select"),
-                              QStringLiteral("With --screenshot: select the first lock whose name contains TEXT (waiting for it to "
-                                             "appear; without it, the first lock with waiters)."),
+                              QStringLiteral("With --screenshot: select the first lock whose name contains TEXT (waiting up to 15 s "
+                                             "for it to appear, and to have waiters; without it, the first lock with waiters)."),
                               QStringLiteral("TEXT"));
     QCommandLineOption windowSize(QStringLiteral("window-size"), QStringLiteral("Open the window at this size (default 1440x780)."),
                                   QStringLiteral("WxH"));

@@ -18,12 +18,16 @@ namespace lockscope {
 
 namespace {
 
-std::optional<QModelIndex> findLock(const QAbstractItemModel& model, const QString& text) {
-    for (int row = 0; row < model.rowCount(); ++row) {
-        const QModelIndex index = model.index(row, 0);
-        if (text.isEmpty() ? model.rowCount(index) > 0 : index.data().toString().contains(text)) return index;
+// The first lock whose name contains `text` (any lock when empty) that has waiters; with
+// `withWaiters` false, also one without.
+std::optional<QModelIndex> findLock(const QAbstractItemModel& model, const QString& text, bool withWaiters) {
+    for (const bool waiting : {true, false}) {
+        if (!waiting && withWaiters) break;
+        for (int row = 0; row < model.rowCount(); ++row) {
+            const QModelIndex index = model.index(row, 0);
+            if ((text.isEmpty() || index.data().toString().contains(text)) && (!waiting || model.rowCount(index) > 0)) return index;
+        }
     }
-    if (text.isEmpty() && model.rowCount() > 0) return model.index(0, 0);
     return std::nullopt;
 }
 
@@ -63,8 +67,10 @@ void armScreenshot(MainWindow& window, const ScreenshotRequest& request) {
         waited->start();
         retry->setInterval(100);
         const auto attempt = [&window, &view, request, retry, waited] {
-            const auto pick = findLock(*view.model(), request.select);
-            if (!pick && !request.select.isEmpty() && waited->elapsed() < ScreenshotRequest::kSelectWaitMs) return;
+            // A chosen lock is shown at a moment it has waiters, if one comes within the wait.
+            const bool waitMore = !request.select.isEmpty() && waited->elapsed() < ScreenshotRequest::kSelectWaitMs;
+            const auto pick = findLock(*view.model(), request.select, waitMore);
+            if (!pick && waitMore) return;
             retry->stop();
             if (!pick && !request.select.isEmpty()) {
                 std::fprintf(stderr, "lockscope: --screenshot-select %s: no lock of that name showed up within %d s\n",

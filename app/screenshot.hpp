@@ -14,7 +14,8 @@ struct ScreenshotRequest {
     int delayMs = 4000;
     // Select (and expand) the first lock whose Name contains this; empty: the first lock with
     // waiters, else the first lock. A lock of a live workload comes and goes: the shot waits up to
-    // kSelectWaitMs more for it, and fails rather than show something else.
+    // kSelectWaitMs more for it to show, with waiters if they come in that time, and fails rather
+    // than show something else.
     QString select;
     static constexpr int kSelectWaitMs = 15000;
 };
