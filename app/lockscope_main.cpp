@@ -2,8 +2,8 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QRegularExpression>
 #include <QTimer>
-#include <QTreeView>
 
 #include <algorithm>
 #include <chrono>
@@ -17,6 +17,7 @@
 #include "metrics/metrics_scraper.hpp"
 #include "pglock/conninfo.hpp"
 #include "pglock/conninfo_secrets.hpp"
+#include "screenshot.hpp"
 #include "stores/catalog_store.hpp"
 #include "theme/app_palette.hpp"
 #include "widgets/main_window.hpp"
@@ -66,6 +67,15 @@ int main(int argc, char** argv) {
                                   QStringLiteral("Save a PNG of the window after --screenshot-delay and quit."), QStringLiteral("FILE"));
     QCommandLineOption delay(QStringLiteral("screenshot-delay"), QStringLiteral("Milliseconds before the screenshot (default 4000)."),
                              QStringLiteral("MS"), QStringLiteral("4000"));
+    QCommandLineOption select(QStringLiteral("screenshot-select"),
+                              QStringLiteral("With --screenshot: select the first lock whose name contains TEXT (waiting up to 15 s "
+                                             "for it to appear, and to have waiters; without it, the first lock with waiters)."),
+                              QStringLiteral("TEXT"));
+    QCommandLineOption windowSize(QStringLiteral("window-size"), QStringLiteral("Open the window at this size (default 1440x780)."),
+                                  QStringLiteral("WxH"));
+    QCommandLineOption takeDialog(QStringLiteral("take-dialog"),
+                                  QStringLiteral("Open the Take lock dialog for NAME once the window is up, as Take lock… does."),
+                                  QStringLiteral("NAME"));
     QCommandLineOption tab(QStringLiteral("tab"),
                            QStringLiteral("Open on this tab: locks, timeline, histogram, history or metrics, or the side tab session, "
                                           "mylocks, resolver or catalog."),
@@ -90,7 +100,7 @@ int main(int argc, char** argv) {
     QCommandLineOption benchPolls(QStringLiteral("bench-polls"),
                                   QStringLiteral("Benchmark mode: also stop after N polls (RSS is printed every 10,000)."),
                                   QStringLiteral("N"));
-    cli.addOptions({dsn, catalog, importNames, screenshot, delay, tab, resolve, readOnly, take, metrics, benchSeconds, benchInterval,
+    cli.addOptions({dsn, catalog, importNames, screenshot, delay, select, windowSize, takeDialog, tab, resolve, readOnly, take, metrics, benchSeconds, benchInterval,
                     benchPolls});
     cli.process(*app);
     if (qobject_cast<QApplication*>(app.get()) == nullptr) {
@@ -106,6 +116,15 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "lockscope: --tab %s: no such tab (%s)\n", qPrintable(cli.value(tab)),
                      qPrintable(lockscope::MainWindow::tabNames().join(QStringLiteral(", "))));
         return 2;
+    }
+    QSize size;
+    if (cli.isSet(windowSize)) {
+        const auto match = QRegularExpression(QStringLiteral("^(\\d{3,5})x(\\d{3,5})$")).match(cli.value(windowSize));
+        if (!match.hasMatch()) {
+            std::fprintf(stderr, "lockscope: --window-size %s: expected WIDTHxHEIGHT, e.g. 1440x780\n", qPrintable(cli.value(windowSize)));
+            return 2;
+        }
+        size = QSize(match.captured(1).toInt(), match.captured(2).toInt());
     }
     if (cli.isSet(dsn)) {
         // A string libpq refuses to parse never connects: retrying it would repeat the error forever.
@@ -141,6 +160,7 @@ int main(int argc, char** argv) {
     }
 
     lockscope::MainWindow window(store);
+    if (size.isValid()) window.resize(size);
     window.show();
     QList<QUrl> endpoints;
     for (const QString& text : cli.values(metrics)) {
@@ -174,6 +194,9 @@ int main(int argc, char** argv) {
     }
     if (cli.isSet(resolve)) window.resolver().setText(cli.value(resolve));
     if (cli.isSet(tab)) window.showTab(cli.value(tab));  // checked above
+    // Once the event loop runs: the dialog is modal, and its exec() runs the loop from then on.
+    if (cli.isSet(takeDialog))
+        QTimer::singleShot(0, &window, [&window, name = cli.value(takeDialog).toUtf8()] { window.takeLock(name); });
 
     std::unique_ptr<lockscope::BenchMode> bench;
     if (cli.isSet(benchSeconds)) {
@@ -185,26 +208,7 @@ int main(int argc, char** argv) {
         bench->start();
     }
 
-    if (cli.isSet(screenshot)) {
-        const QString file = cli.value(screenshot);
-        QTimer::singleShot(cli.value(delay).toInt(), &window, [&window, file] {
-            QTreeView& view = window.locksView();
-            view.expandAll();
-            // Show a session in the side panel: the first lock that has waiters, else the first.
-            QModelIndex pick = view.model()->index(0, 0);
-            for (int row = 0; row < view.model()->rowCount(); ++row) {
-                const QModelIndex candidate = view.model()->index(row, 0);
-                if (view.model()->rowCount(candidate) > 0) {
-                    pick = candidate;
-                    break;
-                }
-            }
-            if (pick.isValid() && !view.currentIndex().isValid()) view.setCurrentIndex(pick);
-            QApplication::processEvents();
-            const bool saved = window.grab().save(file, "PNG");
-            if (!saved) std::fprintf(stderr, "lockscope: could not write %s\n", qPrintable(file));
-            QApplication::exit(saved ? 0 : 1);
-        });
-    }
+    if (cli.isSet(screenshot))
+        lockscope::armScreenshot(window, {cli.value(screenshot), cli.value(delay).toInt(), cli.value(select)});
     return QApplication::exec();
 }

@@ -3,7 +3,11 @@
 // and drop lanes, the main window feeding the charts after the locks model, and the charts panel
 // rendered offscreen with a large workload, timed and exported to PNG.
 #include <QAbstractItemModelTester>
+#include <QAbstractAxis>
+#include <QApplication>
 #include <QChart>
+#include <QChartView>
+#include <QLabel>
 #include <QElapsedTimer>
 #include <QImage>
 #include <QTabWidget>
@@ -21,6 +25,7 @@
 #include "charts/timeline_model.hpp"
 #include "models/locks_model.hpp"
 #include "stores/catalog_store.hpp"
+#include "theme/app_palette.hpp"
 #include "widgets/main_window.hpp"
 
 using namespace lockscope;
@@ -642,6 +647,80 @@ private slots:
             second.replace(QStringLiteral(".png"), QStringLiteral("-histogram.png"));
             QVERIFY(panel.grab().save(second));
             qInfo("screenshots: %s %s", qPrintable(path), qPrintable(second));
+        }
+    }
+
+    // In the dark theme the timeline draws with the palette: chart backgrounds, titles and axis
+    // labels take its colours, the plot reads dark, and the legend shows the bars' own colours.
+    // A theme switched while the chart is open applies too.
+    void timelineDrawsWithThePalette() {
+        theme::apply(theme::Mode::light);
+        const auto restore = qScopeGuard([] { theme::apply(theme::Mode::system); });
+        ChartsPanel panel;
+        panel.resize(1400, 820);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        panel.addPoll(PollBuilder(kT0).hold(1, 100, kT0, 2).make());
+        panel.addPoll(PollBuilder(kT0 + 30).hold(1, 100, kT0, 1).hold(2, 200, kT0 + 10, 0, true).make());
+        theme::apply(theme::Mode::dark);
+        QVERIFY(theme::isDark());
+        panel.timelineChart()->refreshNow();
+        QApplication::processEvents();
+
+        const QPalette palette = QApplication::palette();
+        TimelineChart* timeline = panel.timelineChart();
+        for (QChart* chart : {timeline->chart(), timeline->waitersChart()}) {
+            QCOMPARE(chart->backgroundBrush().color(), palette.color(QPalette::Base));
+            QCOMPARE(chart->titleBrush().color(), palette.color(QPalette::Text));
+            for (QAbstractAxis* axis : chart->axes()) {
+                QCOMPARE(axis->labelsBrush().color(), palette.color(QPalette::Text));
+                QCOMPARE(axis->titleBrush().color(), palette.color(QPalette::Text));
+            }
+        }
+        const QImage image = timeline->exportedWidget()->grab().toImage();
+        const QRectF plot = timeline->chart()->plotArea();
+        const QColor inside = image.pixelColor(QPoint(static_cast<int>(plot.left()) + 3, static_cast<int>(plot.bottom()) - 3));
+        QVERIFY2(inside.lightness() < 100, qPrintable(QStringLiteral("the plot area is %1 in the dark theme").arg(inside.name())));
+
+        const auto* legend = timeline->findChild<QLabel*>(QStringLiteral("timelineLegend"));
+        QVERIFY(legend);
+        for (const auto ink : {theme::ChartInk::exclusive, theme::ChartInk::shared, theme::ChartInk::heldExclusive,
+                               theme::ChartInk::heldShared})
+            QVERIFY2(legend->text().contains(theme::chartInk(ink).name()), qPrintable(legend->text()));
+    }
+
+    // The waiting chart's plot area spans exactly the lanes' x range, so a time is at the same
+    // pixel column in both: also with long lane names, and after a resize.
+    void timelineWaitersShareTheLanesX() {
+        ChartsPanel panel;
+        panel.resize(1400, 820);
+        panel.setNameResolver([](std::int64_t key) -> std::optional<QByteArray> {
+            return QByteArray("orders.a-rather-long-lock-name-that-the-lane-axis-elides-") + QByteArray::number(key);
+        });
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        for (int s = 0; s <= 60; s += 5) panel.addPoll(PollBuilder(kT0 + s).hold(1, 100, kT0, s % 3).hold(2, 200, kT0).make());
+        TimelineChart* timeline = panel.timelineChart();
+        // Both views start at one column of the exported area; their charts at the views' origin.
+        const auto viewX = [timeline](QChart* chart) {
+            const auto* view = qobject_cast<QChartView*>(chart->scene()->views().first());
+            return view->viewport()->mapTo(timeline->exportedWidget(), QPoint(0, 0)).x() - view->mapFromScene(QPointF(0, 0)).x();
+        };
+        // Margins are whole pixels and label widths are not: the same column means within half a pixel.
+        const auto sameColumns = [timeline] {
+            const QRectF lanes = timeline->chart()->plotArea(), waiters = timeline->waitersChart()->plotArea();
+            return std::abs(lanes.left() - waiters.left()) <= 0.5 && std::abs(lanes.right() - waiters.right()) <= 0.5;
+        };
+        const auto columns = [timeline] {
+            const QRectF lanes = timeline->chart()->plotArea(), waiters = timeline->waitersChart()->plotArea();
+            return QStringLiteral("lanes %1..%2, waiting %3..%4").arg(lanes.left()).arg(lanes.right()).arg(waiters.left()).arg(waiters.right());
+        };
+        for (const int width : {1400, 900}) {
+            panel.resize(width, 820);
+            timeline->refreshNow();
+            QCOMPARE(viewX(timeline->waitersChart()), viewX(timeline->chart()));
+            QTRY_VERIFY2(sameColumns(), qPrintable(columns()));
+            QVERIFY(timeline->chart()->plotArea().width() > width / 2);
         }
     }
 };

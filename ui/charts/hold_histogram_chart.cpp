@@ -16,7 +16,9 @@
 
 #include <algorithm>
 
+#include "charts/chart_style.hpp"
 #include "charts/png_export.hpp"
+#include "theme/app_palette.hpp"
 
 namespace lockscope::charts {
 
@@ -117,7 +119,21 @@ HoldHistogramChart::HoldHistogramChart(HoldStatsModel* model, QWidget* parent) :
     connect(lockCombo_, &QComboBox::currentIndexChanged, this, &HoldHistogramChart::refresh);
     connect(percent_, &QCheckBox::toggled, this, &HoldHistogramChart::refresh);
     connect(exportButton, &QPushButton::clicked, this, &HoldHistogramChart::exportInteractively);
+    applyPalette();
     refresh();
+}
+
+void HoldHistogramChart::applyPalette() {
+    charts::applyPalette(*chart_);
+    const auto sets = series_->barSets();
+    if (!sets.isEmpty()) sets[0]->setColor(theme::chartInk(theme::ChartInk::monitor));
+    if (sets.size() > 1) sets[1]->setColor(theme::chartInk(theme::ChartInk::applications));
+    for (QBarSet* set : sets) set->setBorderColor(set->color());
+}
+
+void HoldHistogramChart::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) applyPalette();
 }
 
 void HoldHistogramChart::showEvent(QShowEvent* event) {
@@ -186,6 +202,7 @@ void HoldHistogramChart::refresh() {
         series_->attachAxis(xAxis_);
         series_->attachAxis(yAxis_);
         showingApplications_ = wantApplications;
+        applyPalette();
     }
     const bool percent = percent_->isChecked();
     double maxValue = 0;

@@ -51,8 +51,11 @@ public:
 
 protected:
     void showEvent(QShowEvent* event) override;
+    void changeEvent(QEvent* event) override;
 
 private:
+    // Colours from the palette (theme/app_palette.hpp): at construction and on every palette change.
+    void applyPalette();
     void scheduleRefresh();
     void refresh();
     void rebuildChoices();

@@ -9,6 +9,8 @@ list(APPEND LOCKSCOPE_UI_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/hold_stats_model.cpp
   ${CMAKE_CURRENT_LIST_DIR}/timeline_model.hpp
   ${CMAKE_CURRENT_LIST_DIR}/timeline_model.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/chart_style.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/chart_style.cpp
   ${CMAKE_CURRENT_LIST_DIR}/png_export.hpp
   ${CMAKE_CURRENT_LIST_DIR}/png_export.cpp
   ${CMAKE_CURRENT_LIST_DIR}/hold_histogram_chart.hpp

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "charts/hold_histogram_math.hpp"
+#include "theme/app_palette.hpp"
 
 namespace lockscope::charts {
 
@@ -24,10 +25,11 @@ constexpr double kHitSlop = 3.0;  // pixels either side of a bar that still hove
 
 enum Paint { Exclusive, Shared, OpenExclusive, OpenShared, PaintCount };
 
-const std::array<QColor, PaintCount>& colours() {
-    static const std::array<QColor, PaintCount> c{QColor(52, 101, 164), QColor(78, 154, 6), QColor(206, 92, 0),
-                                                  QColor(237, 170, 0)};
-    return c;
+// Per paint, not once: the theme can change while the chart is open.
+std::array<QColor, PaintCount> colours() {
+    using theme::ChartInk;
+    return {theme::chartInk(ChartInk::exclusive), theme::chartInk(ChartInk::shared), theme::chartInk(ChartInk::heldExclusive),
+            theme::chartInk(ChartInk::heldShared)};
 }
 
 Paint paintOf(const TimelineModel::Bar& bar) {
@@ -69,10 +71,11 @@ void TimelineBarsItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*,
     painter->setClipRect(plot);
     painter->setPen(Qt::NoPen);
     std::array<QList<QRectF>, PaintCount> rects;
+    const QColor stripe = theme::laneStripe();
     const double t0 = layout_.t0, t1 = layout_.t1;
     for (std::size_t slot = 0; slot < layout_.lanes.size(); ++slot) {
         const QRectF b = band(static_cast<int>(slot), plot);
-        if (slot % 2 == 1) painter->fillRect(b, QColor(0, 0, 0, 10));  // zebra lanes: easier to follow a row
+        if (slot % 2 == 1) painter->fillRect(b, stripe);  // zebra lanes: easier to follow a row
         const int row = model_->rowOfLane(layout_.lanes[slot]);
         if (row < 0) continue;
         const TimelineModel::Lane& lane = model_->laneAt(row);
@@ -99,9 +102,10 @@ void TimelineBarsItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*,
             if (!growing[p].isNull()) rects[p].append(growing[p]);
     }
     lastRectCount_ = 0;
+    const auto inks = colours();
     for (int p = 0; p < PaintCount; ++p) {
         if (rects[p].isEmpty()) continue;
-        painter->setBrush(colours()[p]);
+        painter->setBrush(inks[static_cast<std::size_t>(p)]);
         painter->drawRects(rects[p].constData(), static_cast<int>(rects[p].size()));
         lastRectCount_ += static_cast<int>(rects[p].size());
     }

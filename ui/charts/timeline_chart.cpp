@@ -19,9 +19,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "charts/chart_style.hpp"
 #include "charts/png_export.hpp"
 #include "charts/timeline_bars_item.hpp"
 #include "models/locks_model.hpp"
+#include "theme/app_palette.hpp"
 
 namespace lockscope::charts {
 
@@ -31,7 +33,9 @@ constexpr std::pair<int, const char*> kWindows[] = {
     {300, "5 min"}, {900, "15 min"}, {3600, "1 h"}, {6 * 3600, "6 h"}, {24 * 3600, "24 h"}};
 constexpr int kDefaultWindowIndex = 1;
 constexpr int kWaitersHeight = 150;
-constexpr int kLaneLabelPx = 220;  // longer names are elided in the middle; the tooltip has them whole
+constexpr int kLaneLabelPx = 220;
+const QMargins kLanesMargins(4, 4, 8, 4);
+const QMargins kWaitersMargins(4, 0, 8, 4);  // longer names are elided in the middle; the tooltip has them whole
 
 QDateTime dateTimeOf(double epochSeconds) {
     return QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(std::llround(epochSeconds * 1000.0)));
@@ -54,16 +58,15 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
     window_->setObjectName(QStringLiteral("timelineWindow"));
     for (const auto& [seconds, label] : kWindows) window_->addItem(tr(label), seconds);
     window_->setCurrentIndex(kDefaultWindowIndex);
-    auto* legend = new QLabel(this);
-    legend->setText(tr("<span style='color:#3465a4'>■</span> exclusive &nbsp; <span style='color:#4e9a06'>■</span> shared"
-                       " &nbsp; <span style='color:#ce5c00'>■</span> held now (exclusive) &nbsp; "
-                       "<span style='color:#edaa00'>■</span> held now (shared) &nbsp; hover a bar for its holder"));
+    legend_ = new QLabel(this);
+    legend_->setObjectName(QStringLiteral("timelineLegend"));
+    legend_->setTextFormat(Qt::RichText);  // only our own words and colours, never a lock name
     auto* exportButton = new QPushButton(tr("Export PNG…"), this);
 
     chart_ = new QChart;
     chart_->setAnimationOptions(QChart::NoAnimation);
     chart_->legend()->hide();
-    chart_->setMargins(QMargins(4, 4, 8, 4));
+    chart_->setMargins(kLanesMargins);
     anchor_ = new QLineSeries;
     chart_->addSeries(anchor_);
     xAxis_ = new QDateTimeAxis;
@@ -84,16 +87,17 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
     waitersChart_ = new QChart;
     waitersChart_->setAnimationOptions(QChart::NoAnimation);
     waitersChart_->legend()->hide();
-    waitersChart_->setMargins(QMargins(4, 0, 8, 4));
+    waitersChart_->setMargins(kWaitersMargins);
     waitersSeries_ = new QLineSeries;
     waitersSeries_->setName(tr("waiting sessions"));
-    waitersSeries_->setColor(QColor(164, 0, 0));
     waitersChart_->addSeries(waitersSeries_);
     waitersX_ = new QDateTimeAxis;
     waitersX_->setTickCount(7);
     waitersY_ = new QValueAxis;
     waitersY_->setLabelFormat(QStringLiteral("%.0f"));
     waitersY_->setTitleText(tr("waiting"));
+    // Counts are short; QChart would elide them to "…" when the alignment margin squeezes the axis.
+    waitersY_->setTruncateLabels(false);
     waitersChart_->addAxis(waitersX_, Qt::AlignBottom);
     waitersChart_->addAxis(waitersY_, Qt::AlignLeft);
     waitersSeries_->attachAxis(waitersX_);
@@ -120,7 +124,7 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
     top->addWidget(new QLabel(tr("Window:"), this));
     top->addWidget(window_);
     top->addSpacing(12);
-    top->addWidget(legend, 1);
+    top->addWidget(legend_, 1);
     top->addWidget(exportButton);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(top);
@@ -143,11 +147,56 @@ TimelineChart::TimelineChart(TimelineModel* model, QWidget* parent) : QWidget(pa
         bars_->setLayout(bars_->layout());
         if (static_cast<int>(plot.height()) / kMinLanePx != lastCapacity_) scheduleRefresh();
     });
+    // Either chart lays itself out again (new labels, a resize): align again when the two differ.
+    for (QChart* chart : {chart_, waitersChart_})
+        connect(chart, &QChart::plotAreaChanged, this, [this] {
+            const QRectF a = chart_->plotArea(), b = waitersChart_->plotArea();
+            if (std::abs(a.left() - b.left()) > 0.5 || std::abs(a.right() - b.right()) > 0.5) alignPlotAreas();
+        }, Qt::QueuedConnection);
     connect(exportButton, &QPushButton::clicked, this, [this] {
         refreshNow();
         exportPngInteractively(exportArea_, this, QStringLiteral("lockscope-timeline.png"));
     });
+    applyPalette();
     refresh();
+}
+
+void TimelineChart::applyPalette() {
+    using theme::ChartInk;
+    const auto swatch = [](ChartInk ink, const QString& what) {
+        return QStringLiteral("<span style='color:%1'>■</span> %2").arg(theme::chartInk(ink).name(), what);
+    };
+    legend_->setText(QStringList{swatch(ChartInk::exclusive, tr("exclusive")), swatch(ChartInk::shared, tr("shared")),
+                                 swatch(ChartInk::heldExclusive, tr("held now (exclusive)")),
+                                 swatch(ChartInk::heldShared, tr("held now (shared)")), tr("hover a bar for its holder")}
+                         .join(QStringLiteral(" &nbsp; ")));
+    charts::applyPalette(*chart_);
+    charts::applyPalette(*waitersChart_);
+    yAxis_->setLinePenColor(theme::chartInk(ChartInk::axisLine));
+    waitersSeries_->setColor(theme::chartInk(ChartInk::waiters));
+    bars_->update();
+}
+
+void TimelineChart::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) applyPalette();
+}
+
+void TimelineChart::alignPlotAreas() {
+    // Each chart lays itself out (QChart's own layout keeps its axes, grid and plot consistent);
+    // the one whose labels need less room gets that much more margin, so both plots start and end
+    // at the same column. The padding given before is taken off first: what a chart needs now.
+    const QRectF lanes = chart_->plotArea(), waiters = waitersChart_->plotArea();
+    if (lanes.isEmpty() || waiters.isEmpty()) return;
+    const double lanesLeft = lanes.left() - lanesPad_.left(), waitersLeft = waiters.left() - waitersPad_.left();
+    const double lanesRight = chart_->size().width() - lanes.right() - lanesPad_.right();
+    const double waitersRight = waitersChart_->size().width() - waiters.right() - waitersPad_.right();
+    const double left = std::max(lanesLeft, waitersLeft), right = std::max(lanesRight, waitersRight);
+    const auto px = [](double v) { return static_cast<int>(std::lround(v)); };
+    const QMargins lanesPad(px(left - lanesLeft), 0, px(right - lanesRight), 0);
+    const QMargins waitersPad(px(left - waitersLeft), 0, px(right - waitersRight), 0);
+    if (lanesPad != lanesPad_) chart_->setMargins(kLanesMargins + (lanesPad_ = lanesPad));
+    if (waitersPad != waitersPad_) waitersChart_->setMargins(kWaitersMargins + (waitersPad_ = waitersPad));
 }
 
 void TimelineChart::setWindowSeconds(int seconds) {

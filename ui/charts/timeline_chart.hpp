@@ -8,6 +8,7 @@
 // poll of thousands of holds costs one repaint.
 #pragma once
 
+#include <QMargins>
 #include <QTimer>
 #include <QWidget>
 
@@ -20,6 +21,7 @@ class QChart;
 class QChartView;
 class QComboBox;
 class QDateTimeAxis;
+class QLabel;
 class QLineSeries;
 class QScrollBar;
 class QValueAxis;
@@ -51,6 +53,7 @@ public:
     int refreshCount() const { return refreshCount_; }
     const TimelineBarsItem* barsItem() const { return bars_; }
     QChart* chart() const { return chart_; }
+    QChart* waitersChart() const { return waitersChart_; }
     // The time span (server epoch seconds) the last refresh showed.
     double shownFrom() const { return shownFrom_; }
     double shownTo() const { return shownTo_; }
@@ -59,8 +62,14 @@ public:
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
     void showEvent(QShowEvent* event) override;
+    void changeEvent(QEvent* event) override;
 
 private:
+    // Colours from the palette (theme/app_palette.hpp): at construction and on every palette change.
+    void applyPalette();
+    // The waiting chart's plot gets the lanes' exact left and right (and the lanes the waiting
+    // chart's, where its labels need more), so a time is one pixel column in both.
+    void alignPlotAreas();
     void scheduleRefresh();
     void refresh();
     void updateLaneAxis(const std::vector<const TimelineModel::Lane*>& visible, int bands);
@@ -68,6 +77,7 @@ private:
 
     TimelineModel* model_;
     QComboBox* window_ = nullptr;
+    QLabel* legend_ = nullptr;
     QWidget* exportArea_ = nullptr;
     QChartView* view_ = nullptr;
     QChart* chart_ = nullptr;
@@ -82,6 +92,7 @@ private:
     QLineSeries* waitersSeries_ = nullptr;
     QDateTimeAxis* waitersX_ = nullptr;
     QValueAxis* waitersY_ = nullptr;
+    QMargins lanesPad_, waitersPad_;  // margin added to each chart's own by alignPlotAreas()
     std::vector<const TimelineModel::Lane*> orderedLanes_;  // lanes active in the window, by label (valid in refresh())
     QTimer refreshTimer_;
     int refreshCount_ = 0;

@@ -100,6 +100,41 @@ QColor staleText() { return QGuiApplication::palette().color(QPalette::Disabled,
 
 QColor errorText() { return isDark() ? QColor(255, 120, 120) : QColor(176, 0, 32); }
 
+namespace {
+
+// Text over Base at this share: lines that read on either palette without a colour of their own.
+QColor mix(double share) {
+    const QPalette p = QGuiApplication::palette();
+    const QColor base = p.color(QPalette::Base), text = p.color(QPalette::Text);
+    const auto channel = [share](int b, int t) { return static_cast<int>(b + (t - b) * share + 0.5); };
+    return {channel(base.red(), text.red()), channel(base.green(), text.green()), channel(base.blue(), text.blue())};
+}
+
+}  // namespace
+
+QColor chartInk(ChartInk ink) {
+    // Tango's mid tones on light; on dark their light tones, which keep the contrast on a dark Base.
+    const bool dark = isDark();
+    switch (ink) {
+    case ChartInk::exclusive: return dark ? QColor(114, 159, 207) : QColor(52, 101, 164);
+    case ChartInk::shared: return dark ? QColor(138, 226, 52) : QColor(78, 154, 6);
+    case ChartInk::heldExclusive: return dark ? QColor(252, 175, 62) : QColor(206, 92, 0);
+    case ChartInk::heldShared: return dark ? QColor(252, 233, 79) : QColor(237, 170, 0);
+    case ChartInk::waiters: return dark ? QColor(239, 41, 41) : QColor(164, 0, 0);
+    case ChartInk::monitor: return dark ? QColor(114, 159, 207) : QColor(52, 101, 164);
+    case ChartInk::applications: return dark ? QColor(138, 226, 52) : QColor(78, 154, 6);
+    case ChartInk::grid: return mix(0.15);
+    case ChartInk::axisLine: return mix(0.45);
+    }
+    return {};
+}
+
+QColor laneStripe() {
+    QColor c = QGuiApplication::palette().color(QPalette::Text);
+    c.setAlpha(isDark() ? 18 : 10);
+    return c;
+}
+
 QIcon waitersIcon() {
     QPixmap pixmap(16, 16);
     pixmap.fill(Qt::transparent);

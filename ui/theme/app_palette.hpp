@@ -36,6 +36,22 @@ QColor foreground(Tint tint);
 QColor staleText();  // rows of a poll that failed since
 QColor errorText();  // "disconnected" and other errors in labels
 
+// The charts' own inks, each readable on the palette's Base in both themes.
+enum class ChartInk {
+    exclusive,      // a finished exclusive hold
+    shared,         // a finished shared hold
+    heldExclusive,  // an exclusive hold still held
+    heldShared,     // a shared hold still held
+    waiters,        // the waiting sessions line
+    monitor,        // what the monitor saw (histogram)
+    applications,   // what the applications' /metrics report (histogram)
+    grid,           // grid lines: a faint mix of Text into Base
+    axisLine,       // axis lines: a stronger mix
+};
+QColor chartInk(ChartInk ink);
+// Every other lane's background: a faint shade of the text colour over Base.
+QColor laneStripe();
+
 // A small clock: "sessions are waiting", beside the colour (never colour alone).
 QIcon waitersIcon();
 
