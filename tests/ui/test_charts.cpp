@@ -694,9 +694,9 @@ private slots:
     void timelineWaitersShareTheLanesX() {
         ChartsPanel panel;
         panel.resize(1400, 820);
-        panel.setNameResolver([](std::int64_t key) -> std::optional<QByteArray> {
+        panel.setNamer(lockscope::catalogNamer([](std::int64_t key) -> std::optional<QByteArray> {
             return QByteArray("orders.a-rather-long-lock-name-that-the-lane-axis-elides-") + QByteArray::number(key);
-        });
+        }));
         panel.show();
         QVERIFY(QTest::qWaitForWindowExposed(&panel));
         for (int s = 0; s <= 60; s += 5) panel.addPoll(PollBuilder(kT0 + s).hold(1, 100, kT0, s % 3).hold(2, 200, kT0).make());
