@@ -2,3 +2,9 @@
 pglock_add_test(test_catalog_store SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_catalog_store.cpp LIBS lockscope_ui Qt6::Sql)
 # Names sharing a key: the store's check and the catalog panel's warning (widgets, offscreen).
 pglock_add_test(test_catalog_collisions SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_catalog_collisions.cpp LIBS lockscope_ui Qt6::Sql)
+# The catalog panel at 200,000 names (offscreen): filtering and importing never stall the GUI thread.
+pglock_add_test(test_catalog_scale SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_catalog_scale.cpp LIBS lockscope_ui Qt6::Widgets Qt6::Sql)
+# The catalog service (worker thread, jobs, progress, cancel, busy file), the filtered list model
+# and the panel's selection across a refilter. Label concurrency: the tsan preset runs it.
+pglock_add_test(test_catalog_service SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_catalog_service.cpp LABELS concurrency
+                LIBS lockscope_ui Qt6::Widgets Qt6::Sql)
