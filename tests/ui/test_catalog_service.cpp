@@ -211,6 +211,12 @@ private slots:
         }
         QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
         QCOMPARE(store.count(), 0);
+        // An add posted just before the service goes away is not lost.
+        {
+            CatalogService service(store);
+            service.add("added.at.shutdown");
+        }
+        QCOMPARE(store.count(), 1);
     }
 
     void filter_matches_a_plain_scan() {

@@ -38,9 +38,15 @@ CatalogService::CatalogService(CatalogStore& store, QObject* parent)
 CatalogService::~CatalogService() {
     shutdown_.request_stop();
     for (std::stop_source& s : cancelable_) s.request_stop();
-    // The sibling connection is closed on the thread that opened it, after the queued jobs.
-    QMetaObject::invokeMethod(context_, [worker = worker_] { worker->store.reset(); }, Qt::QueuedConnection);
-    thread_.quit();
+    // Behind the queued jobs (quit() from here would drop them): the sibling connection is closed
+    // on the thread that opened it, then that thread's loop ends.
+    QMetaObject::invokeMethod(
+        context_,
+        [worker = worker_] {
+            worker->store.reset();
+            QThread::currentThread()->quit();
+        },
+        Qt::QueuedConnection);
     thread_.wait();
 }
 
