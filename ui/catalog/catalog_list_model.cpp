@@ -67,7 +67,10 @@ void CatalogListModel::refilter() {
     pool_.start([this, generation, snapshot = std::move(snapshot), needle = std::move(needle), base = std::move(base), stop] {
         auto rows = matchingRows(*snapshot, needle, base.get(), stop);
         if (!rows) return;
-        auto shared = std::make_shared<const std::vector<std::uint32_t>>(std::move(*rows));
+        // Every row searched matched ("j" when every name has "job"): the very rows searched, so
+        // that apply() sees nothing changed and spares the view a reset of a million rows.
+        const bool all = rows->size() == (base ? base->size() : snapshot->size());
+        Rows shared = all ? base : std::make_shared<const std::vector<std::uint32_t>>(std::move(*rows));
         // The destructor waits for this job, so `this` is alive here; the call itself is dropped
         // if the model is gone by the time it would run.
         QMetaObject::invokeMethod(
@@ -79,6 +82,11 @@ void CatalogListModel::refilter() {
 void CatalogListModel::apply(quint64 generation, const CatalogSnapshotPtr& snapshot, const std::string& needle, Rows rows) {
     if (generation != generation_) return;  // a newer keystroke or snapshot is on its way
     pending_ = 0;
+    if (snapshot == shown_ && rows == rows_) {  // the same rows: nothing for the view to do
+        shownNeedle_ = needle;
+        emit filterApplied();
+        return;
+    }
     beginResetModel();
     shown_ = snapshot;
     shownNeedle_ = needle;
