@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "catalog/background_priority.hpp"
 #include "stores/name_import.hpp"
 
 namespace lockscope {
@@ -65,6 +66,7 @@ void CatalogListModel::refilter() {
     pending_ = generation;
     const std::stop_token stop = stop_.get_token();
     pool_.start([this, generation, snapshot = std::move(snapshot), needle = std::move(needle), base = std::move(base), stop] {
+        lowerThisThreadsPriority();  // the pool's one thread: typing keeps the CPU first
         auto rows = matchingRows(*snapshot, needle, base.get(), stop);
         if (!rows) return;
         // Every row searched matched ("j" when every name has "job"): the very rows searched, so

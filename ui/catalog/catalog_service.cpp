@@ -2,6 +2,8 @@
 
 #include <QMetaObject>
 
+#include "catalog/background_priority.hpp"
+
 namespace lockscope {
 
 // The worker thread's state: touched only by jobs, which run on that thread one at a time.
@@ -29,6 +31,7 @@ CatalogService::CatalogService(CatalogStore& store, QObject* parent)
     context_->moveToThread(&thread_);
     connect(&thread_, &QThread::finished, context_, &QObject::deleteLater);
     thread_.start();
+    QMetaObject::invokeMethod(context_, [] { lowerThisThreadsPriority(); }, Qt::QueuedConnection);
     // Whoever writes through the store this service was made from (a test, --import-names):
     // the snapshot is read again.
     connect(&store, &CatalogStore::changed, this, &CatalogService::reload);
