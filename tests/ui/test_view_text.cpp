@@ -67,8 +67,8 @@ private slots:
         auto* table = panel.findChild<QTableView*>(QStringLiteral("catalogTable"));
         QVERIFY(table);
         QTRY_COMPARE_WITH_TIMEOUT(table->model()->rowCount(), 1, 10000);
-        const QString shown = table->model()->index(0, 0).data().toString();
-        QVERIFY2(!shown.contains(kRlo), qPrintable(shown));
+        const QString cell = table->model()->index(0, 0).data().toString();
+        QVERIFY2(!cell.contains(kRlo), qPrintable(cell));
     }
 
     void catalog_list_starts_sorted_a_to_z() {
