@@ -2,6 +2,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QRegularExpression>
 #include <QTimer>
 
@@ -14,6 +15,7 @@
 #include "actions/lock_controller.hpp"
 #include "actions/read_only_switch.hpp"
 #include "bench/bench_mode.hpp"
+#include "bench/catalog_bench.hpp"
 #include "metrics/metrics_scraper.hpp"
 #include "pglock/conninfo.hpp"
 #include "pglock/conninfo_secrets.hpp"
@@ -43,6 +45,8 @@ bool asksOnlyForHelpOrVersion(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    QElapsedTimer sinceStart;  // --bench-catalog times the first paint from here
+    sinceStart.start();
     std::unique_ptr<QCoreApplication> app;
     if (asksOnlyForHelpOrVersion(argc, argv)) {
         app = std::make_unique<QCoreApplication>(argc, argv);
@@ -100,8 +104,13 @@ int main(int argc, char** argv) {
     QCommandLineOption benchPolls(QStringLiteral("bench-polls"),
                                   QStringLiteral("Benchmark mode: also stop after N polls (RSS is printed every 10,000)."),
                                   QStringLiteral("N"));
+    QCommandLineOption benchCatalog(QStringLiteral("bench-catalog"),
+                                    QStringLiteral("Benchmark the catalog panel at N names (no server needed): prepare an N-name "
+                                                   "catalog (a copy of --catalog, or of a cached one in the temp directory), type a "
+                                                   "filter and delete it, import N/10 names, print event-loop stalls and quit."),
+                                    QStringLiteral("N"));
     cli.addOptions({dsn, catalog, importNames, screenshot, delay, select, windowSize, takeDialog, tab, resolve, readOnly, take, metrics, benchSeconds, benchInterval,
-                    benchPolls});
+                    benchPolls, benchCatalog});
     cli.process(*app);
     if (qobject_cast<QApplication*>(app.get()) == nullptr) {
         // One of those words was an option's value (--resolve -v): this run wants the window after all.
@@ -135,7 +144,28 @@ int main(int argc, char** argv) {
         }
     }
 
-    const QString catalogPath = cli.isSet(catalog) ? cli.value(catalog) : lockscope::CatalogStore::defaultPath();
+    QString catalogPath = cli.isSet(catalog) ? cli.value(catalog) : lockscope::CatalogStore::defaultPath();
+    lockscope::CatalogBench::Options catalogBench;
+    if (cli.isSet(benchCatalog)) {
+        bool ok = false;
+        const qint64 n = cli.value(benchCatalog).toLongLong(&ok);
+        if (!ok || n < 1) {
+            std::fprintf(stderr, "lockscope: --bench-catalog %s: not a number of names\n", qPrintable(cli.value(benchCatalog)));
+            return 2;
+        }
+        // Setup, before the window exists and before the clock starts: every run starts from the
+        // same N names (a copy), so an import of the last run never counts.
+        const QString tmp = QDir::tempPath();
+        const QString cached = cli.isSet(catalog) ? cli.value(catalog) : tmp + QStringLiteral("/lockscope-bench-catalog-%1.sqlite").arg(n);
+        catalogPath = tmp + QStringLiteral("/lockscope-bench-catalog-run.sqlite");
+        catalogBench.importFile = tmp + QStringLiteral("/lockscope-bench-import.txt");
+        QString why;
+        if (!lockscope::CatalogBench::prepare(n, cached, catalogPath, catalogBench.importFile, &why)) {
+            std::fprintf(stderr, "lockscope: --bench-catalog: %s\n", qPrintable(why));
+            return 1;
+        }
+        sinceStart.restart();
+    }
     lockscope::CatalogStore store(catalogPath);
     if (!store.isOpen()) {
         std::fprintf(stderr, "lockscope: cannot open the catalog %s: %s\n", qPrintable(catalogPath), qPrintable(store.errorString()));
@@ -197,6 +227,12 @@ int main(int argc, char** argv) {
     // Once the event loop runs: the dialog is modal, and its exec() runs the loop from then on.
     if (cli.isSet(takeDialog))
         QTimer::singleShot(0, &window, [&window, name = cli.value(takeDialog).toUtf8()] { window.takeLock(name); });
+
+    std::unique_ptr<lockscope::CatalogBench> catalogBenchRun;
+    if (cli.isSet(benchCatalog)) {
+        catalogBenchRun = std::make_unique<lockscope::CatalogBench>(window, catalogBench, sinceStart);
+        catalogBenchRun->start();
+    }
 
     std::unique_ptr<lockscope::BenchMode> bench;
     if (cli.isSet(benchSeconds)) {

@@ -7,12 +7,13 @@
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QStandardPaths>
-#include <QTableWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QUuid>
 #include <QtTest>
 
 #include "pglock/key.hpp"
+#include "catalog/catalog_service.hpp"
 #include "stores/catalog_store.hpp"
 #include "widgets/catalog_panel.hpp"
 
@@ -43,6 +44,8 @@ bool injectRow(const QString& file, const QByteArray& name, qint64 key) {
 class CollidingStore : public CatalogStore {
 public:
     using CatalogStore::CatalogStore;
+    // The catalog service reads the file through a sibling: it must collide the same way.
+    std::unique_ptr<CatalogStore> openSibling() const override { return std::make_unique<CollidingStore>(path()); }
 
 protected:
     qint64 keyFor(const QByteArray& name) const override {
@@ -92,27 +95,28 @@ private slots:
         QCOMPARE(store.add("billing.nightly"), CatalogStore::AddResult::added);
         QCOMPARE(store.add("session.warmup"), CatalogStore::AddResult::added);
 
-        lockscope::CatalogPanel panel(store);
+        lockscope::CatalogService service(store);
+        lockscope::CatalogPanel panel(service);
         panel.show();
         auto* warning = panel.findChild<QLabel*>(QStringLiteral("catalogCollisionWarning"));
         QVERIFY(warning);
-        QVERIFY(warning->isVisible());
+        QTRY_VERIFY_WITH_TIMEOUT(warning->isVisible(), 10000);
         QVERIFY2(warning->text().contains(QStringLiteral("billing.nightly, orders.daily-rollup")), qPrintable(warning->text()));
         QVERIFY2(warning->text().contains(QString::number(key)), qPrintable(warning->text()));
         QVERIFY(warning->text().contains(QStringLiteral("same lock")));
 
         // Both rows are marked, the innocent one is not.
-        auto* table = panel.findChild<QTableWidget*>(QStringLiteral("catalogTable"));
+        auto* table = panel.findChild<QTableView*>(QStringLiteral("catalogTable"));
         QVERIFY(table);
+        QTRY_COMPARE_WITH_TIMEOUT(table->model()->rowCount(), 3, 10000);
         int marked = 0;
-        for (int r = 0; r < table->rowCount(); ++r)
-            marked += !table->item(r, 0)->toolTip().isEmpty();
-        QCOMPARE(table->rowCount(), 3);
+        for (int r = 0; r < table->model()->rowCount(); ++r)
+            marked += !table->model()->index(r, 0).data(Qt::ToolTipRole).toString().isEmpty();
         QCOMPARE(marked, 2);
 
         // Resolving it (removing one of the two) takes the warning away.
         QVERIFY(store.remove("billing.nightly"));
-        QVERIFY(!warning->isVisible());
+        QTRY_VERIFY_WITH_TIMEOUT(!warning->isVisible(), 10000);
         QVERIFY(store.collisions().empty());
     }
 };

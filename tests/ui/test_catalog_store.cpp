@@ -709,7 +709,8 @@ private slots:
         QCOMPARE(store.entry("orders.real")->key, keyOf("orders.real"));
         QCOMPARE(store.namesForKey(keyOf("orders.other")), QList<QByteArray>{"orders.other"});
         QVERIFY(store.collisions().empty());
-        lockscope::CatalogNameCache cache(store);
+        lockscope::CatalogNameCache cache;
+        cache.setSnapshot(lockscope::CatalogSnapshot::load(store));
         QCOMPARE(cache.names(keyOf("orders.other")), QList<QByteArray>{"orders.other"});
         QCOMPARE(cache.names(keyOf("orders.real")), QList<QByteArray>{"orders.real"});
     }

@@ -237,10 +237,14 @@ private slots:
         window.connectTo(QString::fromStdString(dsn_));
         auto& strip = window.summaryStrip();
         QTRY_VERIFY_WITH_TIMEOUT(strip.summary().longestWait.has_value() && window.locksModel().indexOfLock(strip.summary().longestWait->lock).isValid(), 10000);
-        // Fitted to the rows, every column is still in view (Held for last).
+        // Fitted to the rows, every column is still in view (Held for last). The fit runs in the
+        // event-loop turn after the first rows arrive, so it is waited for (with a deadline).
         QHeaderView* header = window.locksView().header();
-        QVERIFY2(header->length() <= window.locksView().viewport()->width(),
-                 qPrintable(QStringLiteral("columns %1 px, view %2 px").arg(header->length()).arg(window.locksView().viewport()->width())));
+        QTRY_VERIFY2_WITH_TIMEOUT(header->length() <= window.locksView().viewport()->width(),
+                                  qPrintable(QStringLiteral("columns %1 px, view %2 px")
+                                                 .arg(header->length())
+                                                 .arg(window.locksView().viewport()->width())),
+                                  5000);
         auto* waiting = strip.findChild<QLabel*>(QStringLiteral("summaryWaiting"));
         QVERIFY(waiting && waiting->text().contains(QStringLiteral("waiting")));
         const LockId longest = strip.summary().longestWait->lock;

@@ -27,6 +27,7 @@
 #include "metrics/metrics_scraper.hpp"
 #include "pglock/observe.hpp"
 #include "stores/profile_store.hpp"
+#include "stall_probe.hpp"
 #include "widgets/connection_dialog.hpp"
 
 using namespace lockscope;
@@ -94,40 +95,6 @@ private:
     qint64 announcedLength_ = -1;
     int connections_ = 0;
     qint64 streamed_ = 0;
-};
-
-// The longest time the event loop went without running a 5 ms timer: what a user would feel
-// as a frozen window. On a loaded machine (or under a sanitizer) that wall time also counts other
-// processes' turns on the CPU, so the GUI thread's own CPU time between two ticks is kept too:
-// work done on the GUI thread shows there, whatever the load.
-class StallProbe {
-public:
-    StallProbe() {
-        timer_.setInterval(5);
-        lastCpuMs_ = threadCpuMs();
-        QObject::connect(&timer_, &QTimer::timeout, [this] {
-            maxGapMs_ = std::max(maxGapMs_, since_.restart());
-            const double cpu = threadCpuMs();
-            maxBusyMs_ = std::max(maxBusyMs_, cpu - lastCpuMs_);
-            lastCpuMs_ = cpu;
-        });
-        since_.start();
-        timer_.start();
-    }
-    qint64 maxGapMs() const { return maxGapMs_; }
-    double maxBusyMs() const { return maxBusyMs_; }  // the GUI thread's own CPU between two ticks
-
-private:
-    static double threadCpuMs() {
-        timespec ts{};
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
-    }
-    QTimer timer_;
-    QElapsedTimer since_;
-    qint64 maxGapMs_ = 0;
-    double lastCpuMs_ = 0;
-    double maxBusyMs_ = 0;
 };
 
 QUrl closedPortUrl() {

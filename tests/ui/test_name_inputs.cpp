@@ -17,6 +17,7 @@
 #include "shown_text.hpp"
 #include "models/locks_model.hpp"
 #include "pglock/key.hpp"
+#include "catalog/catalog_service.hpp"
 #include "stores/catalog_store.hpp"
 #include "widgets/catalog_panel.hpp"
 #include "widgets/resolver_panel.hpp"
@@ -128,7 +129,8 @@ private slots:
     void catalog_add_keeps_a_long_name_whole() {
         lockscope::CatalogStore store(dir_.filePath(QStringLiteral("long.sqlite")));
         QVERIFY(store.isOpen());
-        lockscope::CatalogPanel panel(store);
+        lockscope::CatalogService service(store);
+        lockscope::CatalogPanel panel(service);
         panel.show();
         QPushButton* add = nullptr;
         for (auto* b : panel.findChildren<QPushButton*>())
@@ -145,7 +147,7 @@ private slots:
         });
         add->click();
         QVERIFY(typed);
-        QCOMPARE(store.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(store.count(), 1, 10000);  // added on the service's worker
         QCOMPARE(store.entries().front().name.size(), kLongName);
         QCOMPARE(store.entries().front().key, keyOf(name));
         QVERIFY2(panel.minimumSizeHint().width() < kMaxSaneWidth, qPrintable(QString::number(panel.minimumSizeHint().width())));
@@ -156,6 +158,9 @@ private slots:
             dialog->accept();
         });
         add->click();
+        auto* status = panel.findChild<QLabel*>(QStringLiteral("catalogStatus"));
+        QVERIFY(status);
+        QTRY_VERIFY_WITH_TIMEOUT(status->text().contains(QStringLiteral("already in the catalog")), 10000);
         QCOMPARE(store.count(), 1);
         QVERIFY2(panel.minimumSizeHint().width() < kMaxSaneWidth, qPrintable(QString::number(panel.minimumSizeHint().width())));
     }

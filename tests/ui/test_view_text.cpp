@@ -4,7 +4,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QStandardPaths>
-#include <QTableWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -12,6 +12,7 @@
 #include "locks_test_world.hpp"
 #include "models/locks_model.hpp"
 #include "pglock/key.hpp"
+#include "catalog/catalog_service.hpp"
 #include "stores/catalog_store.hpp"
 #include "widgets/catalog_panel.hpp"
 
@@ -61,21 +62,26 @@ private slots:
 
         lockscope::CatalogStore store(dir_.filePath(QStringLiteral("bidi.sqlite")));
         QCOMPARE(store.add(kEvil), lockscope::CatalogStore::AddResult::added);
-        lockscope::CatalogPanel panel(store);
-        auto* table = panel.findChild<QTableWidget*>(QStringLiteral("catalogTable"));
-        QVERIFY(table && table->rowCount() == 1);
-        QVERIFY2(!table->item(0, 0)->text().contains(kRlo), qPrintable(table->item(0, 0)->text()));
+        lockscope::CatalogService service(store);
+        lockscope::CatalogPanel panel(service);
+        auto* table = panel.findChild<QTableView*>(QStringLiteral("catalogTable"));
+        QVERIFY(table);
+        QTRY_COMPARE_WITH_TIMEOUT(table->model()->rowCount(), 1, 10000);
+        const QString cell = table->model()->index(0, 0).data().toString();
+        QVERIFY2(!cell.contains(kRlo), qPrintable(cell));
     }
 
     void catalog_list_starts_sorted_a_to_z() {
         lockscope::CatalogStore store(dir_.filePath(QStringLiteral("sort.sqlite")));
         for (const char* name : {"bravo", "alpha", "charlie"}) QCOMPARE(store.add(name), lockscope::CatalogStore::AddResult::added);
-        lockscope::CatalogPanel panel(store);
+        lockscope::CatalogService service(store);
+        lockscope::CatalogPanel panel(service);
         panel.show();
-        auto* table = panel.findChild<QTableWidget*>(QStringLiteral("catalogTable"));
+        auto* table = panel.findChild<QTableView*>(QStringLiteral("catalogTable"));
         QVERIFY(table);
+        QTRY_COMPARE_WITH_TIMEOUT(table->model()->rowCount(), 3, 10000);
         QStringList shown;
-        for (int r = 0; r < table->rowCount(); ++r) shown << table->item(r, 0)->text();
+        for (int r = 0; r < table->model()->rowCount(); ++r) shown << table->model()->index(r, 0).data().toString();
         QCOMPARE(shown, (QStringList{QStringLiteral("alpha"), QStringLiteral("bravo"), QStringLiteral("charlie")}));
         QCOMPARE(table->horizontalHeader()->sortIndicatorOrder(), Qt::AscendingOrder);
     }
@@ -83,7 +89,10 @@ private slots:
     void counts_of_one_are_singular() {
         lockscope::CatalogStore store(dir_.filePath(QStringLiteral("one.sqlite")));
         QCOMPARE(store.add("only"), lockscope::CatalogStore::AddResult::added);
-        lockscope::CatalogPanel panel(store);
+        lockscope::CatalogService service(store);
+        lockscope::CatalogPanel panel(service);
+        auto* table = panel.findChild<QTableView*>(QStringLiteral("catalogTable"));
+        QTRY_COMPARE_WITH_TIMEOUT(table->model()->rowCount(), 1, 10000);
         QStringList texts;
         for (QLabel* label : panel.findChildren<QLabel*>()) texts << label->text();
         QVERIFY2(texts.contains(QStringLiteral("1 name")), qPrintable(texts.join(QStringLiteral(" | "))));

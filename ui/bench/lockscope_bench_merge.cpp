@@ -182,7 +182,8 @@ int main(int argc, char** argv) {
             return 1;
         }
     }
-    CatalogNameCache names(catalog);
+    CatalogNameCache names;
+    names.setSnapshot(CatalogSnapshot::load(catalog));  // what the window gets from CatalogService
 
     monitor::HoldTracker holds;
     monitor::WaitTracker waits;

@@ -62,7 +62,7 @@ struct TreeScan {
     QString error;            // the root itself is unusable; nothing else is set then
 };
 // Walks the tree under root. Touches no database, so a UI can run it on a worker thread and
-// hand the result to CatalogStore::importSources on the GUI thread.
+// hand the result to CatalogService::importScan.
 TreeScan scanTree(const QString& root);
 
 }  // namespace lockscope::scan

@@ -1,36 +1,30 @@
 #include "stores/catalog_name_cache.hpp"
 
-#include "stores/catalog_store.hpp"
-
 namespace lockscope {
 
-CatalogNameCache::CatalogNameCache(CatalogStore& store, QObject* parent) : QObject(parent), store_(store) {
-    connect(&store_, &CatalogStore::changed, this, &CatalogNameCache::invalidate);
-}
+namespace {
+// The keys of the locks a server shows are a few thousand; a bound keeps a long session that saw
+// millions of short-lived keys from growing without end.
+constexpr std::size_t kMaxAsked = 200000;
+}  // namespace
 
-void CatalogNameCache::load() {
-    names_.clear();
-    // entries() is ordered by name, so each key's list comes out ordered as namesForKey's.
-    for (CatalogEntry& e : store_.entries()) names_[e.key].append(std::move(e.name));
-    loaded_ = true;
+void CatalogNameCache::setSnapshot(CatalogSnapshotPtr snapshot) {
+    snapshot_ = std::move(snapshot);
+    asked_.clear();
 }
 
 const QList<QByteArray>& CatalogNameCache::names(qint64 key) {
     static const QList<QByteArray> kNone;
-    if (!loaded_) load();
-    const auto it = names_.constFind(key);
-    return it == names_.constEnd() ? kNone : *it;
+    if (!snapshot_) return kNone;
+    if (const auto it = asked_.find(key); it != asked_.end()) return it->second;
+    if (asked_.size() >= kMaxAsked) asked_.clear();
+    return asked_.emplace(key, snapshot_->namesForKey(key)).first->second;
 }
 
 std::optional<QByteArray> CatalogNameCache::uniqueName(qint64 key) {
     const QList<QByteArray>& list = names(key);
     if (list.size() != 1) return std::nullopt;
     return list.first();
-}
-
-qsizetype CatalogNameCache::keyCount() {
-    if (!loaded_) load();
-    return names_.size();
 }
 
 }  // namespace lockscope

@@ -1,45 +1,39 @@
-// The catalog's names by key, in memory, for the GUI thread. The locks view asks for a lock's name
-// on every sort comparison and every painted cell, and the charts and the history recorder once
-// per new lock: at 10,000 locks one SQLite query per ask froze the window for seconds on the first
-// poll, and the 1% of locks that are new at each poll still cost ~10 ms of queries. Reading the
-// whole catalog once makes every ask a hash lookup, whether the key has a name or not (most keys
-// of a busy server have none).
-//
-// Memory is the catalog's size (names are short; 100,000 names are a few MB). The index is read
-// again, lazily at the next ask, after every CatalogStore::changed: it listens to that signal
-// itself, so create it before anything else that reacts to it and the others read fresh names.
+// The catalog's names by key, for the GUI thread, without SQLite: the locks view asks for a lock's
+// name on every sort comparison and every painted cell, and the charts and the history recorder
+// once per new lock. The answers come from the latest CatalogSnapshot (built on CatalogService's
+// worker), a binary search by key; the lists handed out are kept per key asked, so a sort at
+// 10,000 locks allocates once per lock, not per comparison. Memory: the snapshot (shared with the
+// catalog panel) plus the keys asked, never a second copy of the catalog.
 #pragma once
 
 #include <QByteArray>
-#include <QHash>
 #include <QList>
 #include <QObject>
 
 #include <optional>
+#include <unordered_map>
+
+#include "catalog/catalog_snapshot.hpp"
 
 namespace lockscope {
-
-class CatalogStore;
 
 class CatalogNameCache : public QObject {
     Q_OBJECT
 public:
-    explicit CatalogNameCache(CatalogStore& store, QObject* parent = nullptr);
+    explicit CatalogNameCache(QObject* parent = nullptr) : QObject(parent) {}
 
+    // The names from now on; forgets the answers given so far.
+    void setSnapshot(CatalogSnapshotPtr snapshot);
     // Every catalogued name with this key, ordered by name bytes (as CatalogStore::namesForKey).
+    // Valid until the next setSnapshot() (past 200,000 keys asked, until the next call). Empty
+    // before the first snapshot.
     const QList<QByteArray>& names(qint64 key);
     // The one name of the key; nullopt when it has none or several (a collision).
     std::optional<QByteArray> uniqueName(qint64 key);
-    // Forget the index; the next ask reads the catalog again.
-    void invalidate() { loaded_ = false; }
-    qsizetype keyCount();
 
 private:
-    void load();
-
-    CatalogStore& store_;
-    QHash<qint64, QList<QByteArray>> names_;
-    bool loaded_ = false;
+    CatalogSnapshotPtr snapshot_;
+    std::unordered_map<qint64, QList<QByteArray>> asked_;  // references survive inserts
 };
 
 }  // namespace lockscope

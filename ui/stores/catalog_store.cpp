@@ -27,6 +27,9 @@ QString notNull(const QString& s) { return s.isNull() ? QStringLiteral("") : s; 
 
 QString nowUtc() { return QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs); }
 
+// Often enough for a smooth progress bar, rarely enough to cost nothing (a few hundred per second).
+constexpr qint64 kProgressEvery = 4096;
+
 
 }  // namespace
 
@@ -45,6 +48,8 @@ CatalogStore::CatalogStore(const QString& path, QObject* parent)
     openDatabase();
 }
 
+std::unique_ptr<CatalogStore> CatalogStore::openSibling() const { return std::make_unique<CatalogStore>(path_); }
+
 CatalogStore::~CatalogStore() {
     {
         QSqlDatabase db = QSqlDatabase::database(connection_, false);
@@ -58,7 +63,12 @@ QString CatalogStore::defaultPath() {
 }
 
 bool CatalogStore::fail(const QString& what, const QString& detail) const {
-    error_ = QStringLiteral("catalog %1: %2: %3").arg(path_, what, detail);
+    // A write that waited out the busy timeout gets SQLite's "database is locked": said as what it
+    // means for the operator, in the words the open uses (catalog_format.hpp).
+    const bool busy = detail.contains(QLatin1String("database is locked")) || detail.contains(QLatin1String("database table is locked"));
+    const QString said = busy ? QString::fromStdString(pglock::catalog_format::describe_sqlite_failure(5, detail.toStdString(), false))
+                              : detail;
+    error_ = QStringLiteral("catalog %1: %2: %3").arg(path_, what, said);
     return false;
 }
 
@@ -283,21 +293,30 @@ bool CatalogStore::setOwner(const QByteArray& name, const QString& owner) {
 
 std::vector<CatalogEntry> CatalogStore::entries() const {
     std::vector<CatalogEntry> out;
-    if (!open_) return out;
+    visitEntries([&out](const CatalogEntry& e) { out.push_back(e); });
+    return out;
+}
+
+bool CatalogStore::visitEntries(const std::function<void(const CatalogEntry&)>& visit, std::stop_token stop) const {
+    if (!open_) return false;
     QSqlQuery q(QSqlDatabase::database(connection_, false));
     q.setForwardOnly(true);
-    if (!q.exec(QStringLiteral("SELECT name, key, note, owner, added_at FROM names ORDER BY name"))) {
-        fail(QStringLiteral("list"), q.lastError().text());
-        return out;
-    }
+    if (!q.exec(QStringLiteral("SELECT name, key, note, owner, added_at FROM names ORDER BY name")))
+        return fail(QStringLiteral("list"), q.lastError().text());
     // The stored key column is never trusted (another writer may have put anything there): each
     // key is derived from its name again, here where every reader of the catalog gets it.
+    CatalogEntry e;
     while (q.next()) {
-        QByteArray name = q.value(0).toByteArray();
-        const qint64 key = keyFor(name);
-        out.push_back({std::move(name), key, q.value(2).toString(), q.value(3).toString(), q.value(4).toString()});
+        if (stop.stop_requested()) return fail(QStringLiteral("list"), QStringLiteral("canceled"));
+        e.name = q.value(0).toByteArray();
+        e.key = keyFor(e.name);
+        e.note = q.value(2).toString();
+        e.owner = q.value(3).toString();
+        e.addedAt = q.value(4).toString();
+        visit(e);
     }
-    return out;
+    if (q.lastError().isValid()) return fail(QStringLiteral("list"), q.lastError().text());
+    return true;
 }
 
 std::vector<pglock::KeyCollision> CatalogStore::collisions() const {
@@ -357,20 +376,30 @@ int CatalogStore::count() const {
     return q.value(0).toInt();
 }
 
-bool CatalogStore::exportText(const QString& path) const {
+bool CatalogStore::exportText(const QString& path, const CatalogProgress& progress) const {
     if (!open_) return false;
-    QSaveFile file(path);  // a failed export never leaves half a file behind
+    QSaveFile file(path);  // a failed or canceled export never leaves half a file behind
     if (!file.open(QIODevice::WriteOnly))
         return fail(QStringLiteral("export to %1").arg(path), file.errorString());
-    for (const CatalogEntry& e : entries()) {
-        file.write(names::escapeName(e.name));
-        file.write("\n", 1);
+    const qint64 total = progress.report ? count() : 0;
+    qint64 done = 0;
+    const bool listed = visitEntries(
+        [&](const CatalogEntry& e) {
+            file.write(names::escapeName(e.name));
+            file.write("\n", 1);
+            if (progress.report && ++done % kProgressEvery == 0) progress.report(done, total);
+        },
+        progress.stop);
+    if (!listed) {
+        file.cancelWriting();
+        return fail(QStringLiteral("export to %1").arg(path), progress.stop.stop_requested() ? QStringLiteral("canceled") : error_);
     }
     if (!file.commit()) return fail(QStringLiteral("export to %1").arg(path), file.errorString());
+    if (progress.report) progress.report(done, total);
     return true;
 }
 
-ImportReport CatalogStore::importText(const QString& path) {
+ImportReport CatalogStore::importText(const QString& path, const CatalogProgress& progress) {
     if (!open_) {
         ImportReport report;
         report.errors << QStringLiteral("the catalog is not open: %1").arg(error_);
@@ -384,7 +413,7 @@ ImportReport CatalogStore::importText(const QString& path) {
     }
     names::NameList list = names::parseNameList(read.data);
     for (NameSource& source : list.names) source.file = path;
-    ImportReport report = importSources(list.names);
+    ImportReport report = importSources(list.names, progress);
     report.skipped += list.skipped;
     QStringList warnings;
     for (const QString& w : std::as_const(list.warnings)) warnings << path + QStringLiteral(": ") + w;
@@ -394,20 +423,20 @@ ImportReport CatalogStore::importText(const QString& path) {
 
 ImportReport CatalogStore::scanSourceTree(const QString& dir) { return importScan(scan::scanTree(dir)); }
 
-ImportReport CatalogStore::importScan(const scan::TreeScan& tree) {
+ImportReport CatalogStore::importScan(const scan::TreeScan& tree, const CatalogProgress& progress) {
     if (!tree.error.isEmpty()) {
         ImportReport report;
         report.errors << tree.error;
         return report;
     }
-    ImportReport report = importSources(tree.names);
+    ImportReport report = importSources(tree.names, progress);
     report.filesScanned = tree.filesScanned;
     report.skipped += tree.skipped;
     report.warnings = tree.warnings + report.warnings;
     return report;
 }
 
-ImportReport CatalogStore::importSources(const QList<NameSource>& sources) {
+ImportReport CatalogStore::importSources(const QList<NameSource>& sources, const CatalogProgress& progress) {
     ImportReport report;
     report.sources = sources;
     if (!open_) {
@@ -441,7 +470,13 @@ ImportReport CatalogStore::importSources(const QList<NameSource>& sources) {
             error = q.lastError().text();
             return false;
         }
+        qint64 done = 0;
         for (const QByteArray& name : std::as_const(unique)) {
+            if (progress.stop.stop_requested()) {
+                error = QStringLiteral("canceled");
+                return false;
+            }
+            if (progress.report && done++ % kProgressEvery == 0) progress.report(done - 1, unique.size());
             q.bindValue(0, name);
             q.bindValue(1, keyFor(name));
             q.bindValue(2, addedAt);
@@ -458,6 +493,7 @@ ImportReport CatalogStore::importSources(const QList<NameSource>& sources) {
         report.errors << error_ + QStringLiteral("; nothing was imported");
         return report;
     }
+    if (progress.report) progress.report(unique.size(), unique.size());
     report.added = added;
     report.duplicate += report.found - added;  // already in the catalog
     if (added > 0) emit changed();

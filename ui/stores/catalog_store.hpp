@@ -20,7 +20,8 @@
 // names or, on any error, none. changed() follows every change that committed.
 //
 // A CatalogStore belongs to the thread that created it (Qt Sql connections cannot move between
-// threads). Scanning a source tree can take long: run scan::scanTree on a worker and pass its
+// threads). The app's GUI thread never calls it: CatalogService (ui/catalog) runs every call on
+// its worker, through openSibling(). Scanning a source tree can take long: run scan::scanTree on a worker and pass its
 // result to importScan() on the store's thread; scanSourceTree() does both, blocking.
 #pragma once
 
@@ -30,7 +31,10 @@
 #include <QString>
 #include <QStringList>
 
+#include <functional>
+#include <memory>
 #include <optional>
+#include <stop_token>
 #include <vector>
 
 #include "pglock/key_collision.hpp"
@@ -67,6 +71,13 @@ struct ImportReport {
     bool ok() const { return errors.isEmpty(); }
 };
 
+// For a long import or export: stop cancels it (the catalog, or the exported file, stays as it
+// was), report hears how far it got (done of total names), now and then, on the calling thread.
+struct CatalogProgress {
+    std::stop_token stop;
+    std::function<void(qint64 done, qint64 total)> report;
+};
+
 class CatalogStore : public QObject {
     Q_OBJECT
 
@@ -87,6 +98,11 @@ public:
     // QStandardPaths::AppDataLocation + "/catalog.sqlite".
     static QString defaultPath();
 
+    // Another connection to the same file, opened on the calling thread: the way to use the
+    // catalog from a worker. Virtual so that a test's store (a key function of its own, see
+    // keyFor) gets a sibling of its own kind.
+    virtual std::unique_ptr<CatalogStore> openSibling() const;
+
     bool isOpen() const { return open_; }
     QString path() const { return path_; }
     // The last failure of any call, for a status line.
@@ -99,6 +115,9 @@ public:
     bool setOwner(const QByteArray& name, const QString& owner);
 
     std::vector<CatalogEntry> entries() const;  // ordered by name bytes
+    // Each entry in that order, one at a time (a million names need not be in memory twice).
+    // False on an error (errorString) or when `stop` was requested.
+    bool visitEntries(const std::function<void(const CatalogEntry&)>& visit, std::stop_token stop = {}) const;
     std::optional<CatalogEntry> entry(const QByteArray& name) const;
     // Every catalogued name with this key, ordered. More than one is a key collision (two names
     // that would share one advisory lock), which the UI warns about.
@@ -111,17 +130,17 @@ public:
 
     // One name per line in the format of name_import.hpp (escaped so that importText gives back
     // the same bytes), ordered by name, written atomically (QSaveFile).
-    bool exportText(const QString& path) const;
+    bool exportText(const QString& path, const CatalogProgress& progress = {}) const;
     // A text list (name_import.hpp). A missing, unreadable, binary (any NUL byte) or > 16 MiB file
     // is an error and changes nothing; unusable lines are skipped and reported.
-    ImportReport importText(const QString& path);
+    ImportReport importText(const QString& path, const CatalogProgress& progress = {});
     // importScan(scan::scanTree(dir)), blocking the calling thread for the walk.
     ImportReport scanSourceTree(const QString& dir);
     // Merges a scan made elsewhere (scan::scanTree on a worker thread): its names through
     // importSources(), plus its skipped files/literals, warnings, filesScanned and error.
-    ImportReport importScan(const scan::TreeScan& tree);
+    ImportReport importScan(const scan::TreeScan& tree, const CatalogProgress& progress = {});
     // Adds names from any source in one transaction, counting as described at ImportReport.
-    ImportReport importSources(const QList<NameSource>& sources);
+    ImportReport importSources(const QList<NameSource>& sources, const CatalogProgress& progress = {});
 
 signals:
     void changed();

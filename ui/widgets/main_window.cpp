@@ -33,6 +33,7 @@
 #include "pglock/conninfo.hpp"
 #include "pglock/conninfo_secrets.hpp"
 #include "pglock/key.hpp"
+#include "catalog/catalog_service.hpp"
 #include "stores/catalog_name_cache.hpp"
 #include "stores/catalog_store.hpp"
 #include "stores/name_import.hpp"
@@ -53,8 +54,10 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     setWindowTitle(tr("lockscope"));
     resize(1440, 780);
 
-    // Before anything that reacts to CatalogStore::changed: they must read the new names.
-    names_ = new CatalogNameCache(catalog_, this);
+    // Every catalog read and write of the window runs on the service's worker; the names come
+    // back as snapshots, which the name cache answers from.
+    catalogService_ = new CatalogService(catalog_, this);
+    names_ = new CatalogNameCache(this);
     readOnly_ = new ReadOnlySwitch(this);
     locks_ = new LockController(*readOnly_, this);
     backends_ = new BackendActions(*readOnly_, this);
@@ -89,7 +92,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     session_->setNamer(namer_);
     resolver_ = new ResolverPanel(this);
     resolver_->setNamesForKey([this](qint64 key) { return catalogNames(key); });
-    catalogPanel_ = new CatalogPanel(catalog_, this);
+    catalogPanel_ = new CatalogPanel(*catalogService_, this);
     myLocks_ = new MyLocksPanel(*locks_, *readOnly_, this);
     addSidePanel(*tabs_, session_, tr("Session"));
     addSidePanel(*tabs_, myLocks_, tr("My locks"));
@@ -154,10 +157,16 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     connect(&poller_, &Poller::stateChanged, this, &MainWindow::onState);
     connect(view_->selectionModel(), &QItemSelectionModel::currentChanged, this, &MainWindow::onSelection);
     connect(view_, &QTreeView::customContextMenuRequested, this, &MainWindow::showContextMenu);
-    connect(&catalog_, &CatalogStore::changed, this, [this] {
+    connect(catalogService_, &CatalogService::snapshotChanged, this, [this](const CatalogSnapshotPtr& snapshot) {
+        names_->setSnapshot(snapshot);  // first: the others read the new names from it
         model_->refreshNames();
         charts_->refreshNames();
         resolver_->setText(resolver_->text());
+    });
+    // The window's own adds (name a key, keep a holder's name) report a failure in the status bar.
+    connect(catalogService_, &CatalogService::finished, this, [this](const CatalogService::Result& r) {
+        if (!catalogJobs_.remove(r.id) || r.ok || r.added == CatalogStore::AddResult::duplicate) return;
+        statusBar()->showMessage(tr("Catalog: %1").arg(r.error), 10000);
     });
     chartFeed_.setSingleShot(true);
     chartFeed_.setInterval(0);
@@ -403,7 +412,7 @@ void MainWindow::showContextMenu(const QPoint& pos) {
         menu.addAction(tr("Name this key…"), this, [this, key, fromHolder] { nameUnknownKey(key, QString::fromUtf8(fromHolder)); });
     } else if (!waiter && index.data(LocksModel::NameSourceRole).toString() == QLatin1String("holder")) {
         // Verified by the model (it hashes to the key): keep it for when nobody holds the lock.
-        menu.addAction(tr("Add the holder's name to the catalog"), this, [this, fromHolder] { catalog_.add(fromHolder); });
+        menu.addAction(tr("Add the holder's name to the catalog"), this, [this, fromHolder] { addToCatalog(fromHolder); });
     }
     menu.addAction(tr("Copy key"), this, [key] { QApplication::clipboard()->setText(QString::number(key)); });
     const QString keyText = index.siblingAtColumn(LocksModel::Key).data().toString();
@@ -426,7 +435,7 @@ void MainWindow::nameUnknownKey(qint64 key, const QString& start) {
                          tr("\"%1\" hashes to a different key, so it is not this lock's name.").arg(elideMiddle(name)));
         return;
     }
-    catalog_.add(bytes);
+    addToCatalog(bytes);
 }
 
 LockName MainWindow::nameOf(const pglock::monitor::LockId& id, std::int64_t key,
@@ -446,6 +455,8 @@ LockName MainWindow::nameOf(const pglock::monitor::LockId& id, std::int64_t key,
     }
     return decideLockName(id, key, facts);
 }
+
+void MainWindow::addToCatalog(const QByteArray& name) { catalogJobs_.insert(catalogService_->add(name)); }
 
 QStringList MainWindow::catalogNames(qint64 key) const {
     QStringList out;

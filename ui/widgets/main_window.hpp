@@ -5,6 +5,7 @@
 
 #include <QHash>
 #include <QMainWindow>
+#include <QSet>
 #include <QTimer>
 #include <QUrl>
 
@@ -45,6 +46,7 @@ class MetricsModel;
 class MetricsPanel;
 class MetricsScraper;
 class CatalogNameCache;
+class CatalogService;
 class CatalogPanel;
 class StagedSnapshotFeeder;
 class CatalogStore;
@@ -90,6 +92,8 @@ public:
     MetricsModel& metricsModel() { return *metricsModel_; }
     history::HistoryRecorder& historyRecorder() { return *history_; }
     SummaryStrip& summaryStrip() { return *summary_; }
+    CatalogService& catalogService() { return *catalogService_; }
+    CatalogPanel& catalogPanel() { return *catalogPanel_; }
     // Shows the Locks tab with this lock's row selected and expanded (no-op when it is not in view).
     void selectLock(const pglock::monitor::LockId& id);
     // The take-lock dialog, prefilled; the lock is taken when the operator confirms.
@@ -129,7 +133,11 @@ private:
     LockName nameOf(const pglock::monitor::LockId& id, std::int64_t key,
                     const std::optional<pglock::monitor::HolderName>& current);
 
+    void addToCatalog(const QByteArray& name);  // on the service's worker; a failure is shown
+
     CatalogStore& catalog_;
+    CatalogService* catalogService_;  // every catalog read and write, off the GUI thread
+    QSet<quint64> catalogJobs_;       // the adds this window posted
     HolderNames holderNames_;      // names holders carried, kept after they let go
     QHash<qint64, QByteArray> takenHere_;  // names of locks taken by hand in this window
     LockNamer namer_;

@@ -1,0 +1,48 @@
+// The longest time the event loop went without running a 5 ms timer: what a user would feel
+// as a frozen window. On a loaded machine (or under a sanitizer) that wall time also counts other
+// processes' turns on the CPU, so the GUI thread's own CPU time between two ticks is kept too:
+// work done on the GUI thread shows there, whatever the load.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QTimer>
+
+#include <algorithm>
+#include <ctime>
+
+class StallProbe {
+public:
+    StallProbe() {
+        timer_.setInterval(5);
+        timer_.setTimerType(Qt::PreciseTimer);
+        lastCpuMs_ = threadCpuMs();
+        QObject::connect(&timer_, &QTimer::timeout, [this] {
+            maxGapMs_ = std::max(maxGapMs_, since_.restart());
+            const double cpu = threadCpuMs();
+            maxBusyMs_ = std::max(maxBusyMs_, cpu - lastCpuMs_);
+            lastCpuMs_ = cpu;
+        });
+        since_.start();
+        timer_.start();
+    }
+    qint64 maxGapMs() const { return maxGapMs_; }
+    double maxBusyMs() const { return maxBusyMs_; }  // the GUI thread's own CPU between two ticks
+    void reset() {
+        maxGapMs_ = 0;
+        maxBusyMs_ = 0;
+        since_.restart();
+        lastCpuMs_ = threadCpuMs();
+    }
+
+private:
+    static double threadCpuMs() {
+        timespec ts{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+    }
+    QTimer timer_;
+    QElapsedTimer since_;
+    qint64 maxGapMs_ = 0;
+    double lastCpuMs_ = 0;
+    double maxBusyMs_ = 0;
+};
