@@ -264,7 +264,7 @@ int run_exporter(const ExporterOptions& options, const GlobalOptions& global) {
         const auto on_signal = signals.exit_on_signal("reading the catalog " + options.catalog);
         catalog = load_catalog(options.catalog);
     }
-    for (const std::string& line : collision_warnings(catalog, options.catalog)) std::cerr << line << '\n';
+    for (const std::string& line : catalog_warnings(catalog, options.catalog)) std::cerr << line << '\n';
 
     std::vector<std::unique_ptr<Target>> targets;
     for (ExporterTarget& t : configured)

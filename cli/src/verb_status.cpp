@@ -86,7 +86,7 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
         const auto on_signal = signals.exit_on_signal("reading the catalog " + options.catalog);
         catalog = load_catalog(options.catalog);
     }
-    for (const std::string& line : collision_warnings(catalog, options.catalog)) std::cerr << line << '\n';
+    for (const std::string& line : catalog_warnings(catalog, options.catalog)) std::cerr << line << '\n';
     const PoolOptions pool_opts = pool_options_for(global.dsn, 1);  // validates --dsn, connect timeout
 
     // Stopped before any snapshot was printed: no answer, which a script must not read as "no

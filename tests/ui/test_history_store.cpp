@@ -31,6 +31,7 @@
 #include "pg_conn.hpp"
 #include "pg_test_env.hpp"
 #include "pglock/key.hpp"
+#include "pglock/text.hpp"
 #include "poller/poller.hpp"
 #include "stores/name_import.hpp"
 
@@ -467,7 +468,7 @@ private slots:
         QVERIFY(buffer.open(QIODevice::WriteOnly));
         QCOMPARE(store.exportCsv({}, buffer), qint64(5));
         const QByteArray text = buffer.data();
-        QVERIFY(lockscope::names::isValidUtf8(text));  // non-UTF-8 names are escaped, not raw
+        QVERIFY(pglock::is_valid_utf8(text.toStdString()));  // non-UTF-8 names are escaped, not raw
         const auto parsed = parseCsv(text);
         QVERIFY2(parsed, "the export is not RFC 4180 CSV");
         QCOMPARE(parsed->size(), 6);
