@@ -19,6 +19,8 @@
 
 #include "catalog_file.hpp"
 #include "metrics_server.hpp"
+#include "pglock/sleep.hpp"
+#include "pglock/duration_text.hpp"
 #include "pglock/error.hpp"
 #include "pglock/lock.hpp"
 #include "pglock/session.hpp"
@@ -91,15 +93,6 @@ std::string conninfo_with_app(const std::string& dsn, const std::string& app) {
     return out + "application_name=" + conninfo_quote(app);
 }
 
-// Sleeps for d unless stop is requested first; false when stopped.
-bool nap(std::stop_token stop, std::chrono::nanoseconds d) {
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lk(m);
-    cv.wait_for(lk, stop, d, [] { return false; });
-    return !stop.stop_requested();
-}
-
 // What every job shares: the stop token, observability and the tallies printed at the end.
 struct DemoShared {
     std::string dsn;
@@ -159,7 +152,7 @@ public:
     }
 
     bool stopped() const { return shared_.stop.stop_requested(); }
-    bool nap(std::chrono::nanoseconds d) { return pglock::cli::nap(shared_.stop, d); }
+    bool nap(std::chrono::nanoseconds d) { return sleep_for(std::chrono::duration_cast<Clock::duration>(d), shared_.stop); }
     // A random duration in [lo, hi].
     ms pick(ms lo, ms hi) {
         std::uniform_int_distribution<ms::rep> d(lo.count(), hi.count());
@@ -417,23 +410,15 @@ int run_demo(const DemoOptions& options, const GlobalOptions& global) {
         });
     }
 
-    {
-        std::mutex m;
-        std::condition_variable_any cv;
-        std::unique_lock lk(m);
-        if (run_for) {
-            cv.wait_until(lk, shared.stop, started + *run_for, [] { return false; });
-        } else {
-            cv.wait(lk, shared.stop, [] { return false; });
-        }
-    }
+    if (run_for) sleep_until(started + *run_for, shared.stop);
+    else wait_for_stop(shared.stop);
     demo_stop.request_stop();
     for (auto& t : threads) t.join();
     jobs.clear();  // closes every pool: nothing of the demo stays on the server
     threads.clear();
 
     std::string why = signals.signal() ? std::string(signal_name(signals.signal()))
-                                       : "after " + format_duration(Clock::now() - started);
+                                       : "after " + duration_text(Clock::now() - started);
     shared.line(std::cout, "demo: stopped (" + why + "): " + std::to_string(shared.acquired.load()) + " acquired, " +
                                std::to_string(shared.contended.load()) + " contended, " +
                                std::to_string(shared.timed_out.load()) + " gave up waiting, " +

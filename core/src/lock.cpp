@@ -8,6 +8,7 @@
 
 #include "held.hpp"
 #include "pglock/fence.hpp"
+#include "pglock/sleep.hpp"
 #include "pglock/key_collision.hpp"
 #include "lock_impl.hpp"
 #include "session_ops.hpp"
@@ -382,11 +383,7 @@ Clock::duration next_pause(std::chrono::milliseconds& ceiling, const PollBackoff
 // No statement runs meanwhile: the pooled session stays idle, outside any transaction.
 void pause(Clock::time_point until, const Context& ctx) {
     if (ctx.deadline && *ctx.deadline <= until) until = *ctx.deadline;
-    std::mutex mutex;
-    std::condition_variable_any cv;
-    std::unique_lock lock(mutex);
-    cv.wait_until(lock, ctx.stop, until, [] { return false; });
-    if (ctx.stop.stop_requested()) throw Error(Errc::canceled, "canceled while polling for the lock");
+    if (!sleep_until(until, ctx.stop)) throw Error(Errc::canceled, "canceled while polling for the lock");
     if (ctx.deadline && Clock::now() >= *ctx.deadline) {
         throw Error(Errc::deadline_exceeded, "deadline exceeded while polling for the lock");
     }

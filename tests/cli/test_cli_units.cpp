@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "catalog_file.hpp"
+#include "pglock/duration_text.hpp"
 #include "pglock/conninfo.hpp"
 #include "pglock/error.hpp"
 #include "pglock/key.hpp"
@@ -56,11 +57,20 @@ private slots:
         QVERIFY(duration_error("8760h").empty());
     }
     void durations_format() {
-        QCOMPARE(S(format_duration(300ms)), QByteArray("300ms"));
-        QCOMPARE(S(format_duration(1500ms)), QByteArray("1.5s"));
-        QCOMPARE(S(format_duration(2s)), QByteArray("2s"));
-        QCOMPARE(S(format_duration(90s)), QByteArray("1m30s"));
-        QCOMPARE(S(format_duration(3600s)), QByteArray("1h"));
+        // One style for the CLI, lockscope's views and its history (pglock/duration_text.hpp).
+        QCOMPARE(S(pglock::duration_text(0ms)), QByteArray("0ms"));
+        QCOMPARE(S(pglock::duration_text(300ms)), QByteArray("300ms"));
+        QCOMPARE(S(pglock::duration_text(999600us)), QByteArray("1s"));
+        QCOMPARE(S(pglock::duration_text(1500ms)), QByteArray("1.5s"));
+        QCOMPARE(S(pglock::duration_text(1234ms)), QByteArray("1.2s"));
+        QCOMPARE(S(pglock::duration_text(2s)), QByteArray("2s"));
+        QCOMPARE(S(pglock::duration_text(59960ms)), QByteArray("1m"));
+        QCOMPARE(S(pglock::duration_text(90s)), QByteArray("1m30s"));
+        QCOMPARE(S(pglock::duration_text(3600s)), QByteArray("1h"));
+        QCOMPARE(S(pglock::duration_text(3720s)), QByteArray("1h2m"));
+        QCOMPARE(S(pglock::duration_text(2 * 86400s + 3 * 3600s + 5s)), QByteArray("2d3h"));
+        QCOMPARE(S(pglock::duration_text(-3s)), QByteArray("0ms"));
+        QCOMPARE(S(pglock::duration_text(4.2)), QByteArray("4.2s"));
     }
 
     void json_quote_plain_and_escapes() {
