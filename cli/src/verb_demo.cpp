@@ -1,7 +1,6 @@
 // pglock demo : a realistic contention workload on the library, for watching with `pglock status`
 // or the lockscope app: cron-like jobs, a chain of waiters, a holder idle in transaction, a
 // transaction-level lock, a shared lock with two holders and a lock whose name no catalog knows.
-#include <libpq-fe.h>
 
 #include <atomic>
 #include <chrono>
@@ -73,24 +72,13 @@ private:
     std::map<std::string, std::shared_ptr<LockMetrics>> by_name_;
 };
 
-// A conninfo value in single quotes, with ' and \ escaped as libpq wants.
-std::string conninfo_quote(std::string_view value) {
-    std::string out = "'";
-    for (const char c : value) {
-        if (c == '\'' || c == '\\') out += '\\';
-        out += c;
-    }
-    return out + "'";
-}
-
 // The DSN (conninfo or URI, possibly empty) as a conninfo string with application_name = app, so
 // that pg_stat_activity tells the demo's jobs apart.
 std::string conninfo_with_app(const std::string& dsn, const std::string& app) {
-    std::string out;
-    for (const auto& [keyword, value] : dsn_options(dsn)) {
-        if (keyword != "application_name") out += keyword + "=" + conninfo_quote(value) + " ";
-    }
-    return out + "application_name=" + conninfo_quote(app);
+    std::vector<ConninfoOption> options = dsn_options(dsn);
+    std::erase_if(options, [](const ConninfoOption& o) { return o.keyword == "application_name"; });
+    options.push_back({"application_name", app});
+    return conninfo_string(options);
 }
 
 // What every job shares: the stop token, observability and the tallies printed at the end.
