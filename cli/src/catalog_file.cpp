@@ -65,23 +65,25 @@ Catalog read_sqlite(const std::string& path) {
         const bool hot_journal = std::filesystem::exists(path + "-journal", ec);
         fail(path, catalog_format::describe_sqlite_failure(rc, sqlite3_errmsg(db.get()), hot_journal));
     };
-    const auto prepare = [&](const char* sql) {
+    const auto prepare = [&](std::string_view sql) {
         sqlite3_stmt* raw_stmt = nullptr;
-        if (const int rc = sqlite3_prepare_v2(db.get(), sql, -1, &raw_stmt, nullptr); rc != SQLITE_OK) sqlite_failure(rc);
+        if (const int rc = sqlite3_prepare_v2(db.get(), sql.data(), static_cast<int>(sql.size()), &raw_stmt, nullptr);
+            rc != SQLITE_OK)
+            sqlite_failure(rc);
         return std::unique_ptr<sqlite3_stmt, SqliteFinalize>(raw_stmt);
     };
 
     // The same rule as the lockscope app's (catalog_format.hpp): its application_id and schema.
     std::int32_t app_id = 0;
     {
-        auto pragma = prepare("PRAGMA application_id");
+        auto pragma = prepare(catalog_format::read_application_id);
         const int step = sqlite3_step(pragma.get());
         if (step != SQLITE_ROW) sqlite_failure(step);
         app_id = static_cast<std::int32_t>(sqlite3_column_int64(pragma.get(), 0));
     }
     std::vector<catalog_format::SchemaObject> schema;
     {
-        auto master = prepare("SELECT type, name, sql FROM sqlite_master");
+        auto master = prepare(catalog_format::read_schema);
         const auto text = [&](int column) {
             const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(master.get(), column));
             return t ? std::string(t) : std::string();
@@ -95,7 +97,7 @@ Catalog read_sqlite(const std::string& path) {
     if (seen.verdict == catalog_format::Verdict::foreign) fail(path, "not a lockscope catalog: " + seen.why);
     if (seen.verdict == catalog_format::Verdict::create) return Catalog(std::vector<std::string>{});  // marked, no table yet
 
-    auto stmt = prepare("SELECT name FROM names");
+    auto stmt = prepare(catalog_format::select_names);
 
     std::vector<std::string> names;
     for (;;) {
