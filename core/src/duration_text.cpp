@@ -26,8 +26,10 @@ std::string duration_text(double seconds) {
         if (tenths % 10 != 0) out += "." + std::to_string(tenths % 10);
         return out + "s";
     }
+    // From a minute on, whole seconds as a clock reads them (185.5 s is 3m5s); at least 60, since
+    // 59.96 s was rounded up to here above.
     constexpr double longest = 1e15;  // about 31 million years: beyond it the integer math overflows
-    const auto s = std::llround(std::min(seconds, longest));
+    const auto s = std::max(60LL, static_cast<long long>(std::floor(std::min(seconds, longest))));
     if (s < 3600) return two_units(s / 60, "m", s % 60, "s");
     if (s < 86400) return two_units(s / 3600, "h", (s % 3600) / 60, "m");
     return two_units(s / 86400, "d", (s % 86400) / 3600, "h");

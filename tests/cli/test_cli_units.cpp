@@ -66,6 +66,7 @@ private slots:
         QCOMPARE(S(pglock::duration_text(2s)), QByteArray("2s"));
         QCOMPARE(S(pglock::duration_text(59960ms)), QByteArray("1m"));
         QCOMPARE(S(pglock::duration_text(90s)), QByteArray("1m30s"));
+        QCOMPARE(S(pglock::duration_text(185.5)), QByteArray("3m5s"));
         QCOMPARE(S(pglock::duration_text(3600s)), QByteArray("1h"));
         QCOMPARE(S(pglock::duration_text(3720s)), QByteArray("1h2m"));
         QCOMPARE(S(pglock::duration_text(2 * 86400s + 3 * 3600s + 5s)), QByteArray("2d3h"));

@@ -2,7 +2,8 @@
 // lines. One style, the two most significant units, no spaces:
 //   250ms   4.2s   59.9s   3m5s   1m   1h2m   2d3h
 // Below a second in whole milliseconds, below a minute in seconds with one decimal (".0"
-// dropped), then whole units with zero parts left out. Negative durations read as 0ms.
+// dropped), both rounded; from a minute on whole units, truncated as a clock reads them, with a
+// zero second unit left out. Negative durations read as 0ms.
 #pragma once
 
 #include <chrono>
