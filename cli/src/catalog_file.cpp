@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <unordered_set>
@@ -34,17 +33,16 @@ std::string read_all(const std::string& path) {
         fail(path, "is a device, not a catalog file");
     std::ifstream in(path, std::ios::binary);
     if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
-    std::ostringstream text;
-    text << in.rdbuf();
+    // Bounded as the app bounds its import: a FIFO or a growing file cannot fill the memory.
+    std::string data;
+    char chunk[64 * 1024];
+    while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+        data.append(chunk, static_cast<std::size_t>(in.gcount()));
+        if (data.size() > max_name_list_bytes)
+            fail(path, "more than the limit of " + std::to_string(max_name_list_bytes) + " bytes");
+    }
     if (in.bad()) fail(path, "cannot read");
-    return std::move(text).str();
-}
-
-bool blank(std::string_view line) { return line.find_first_not_of(" \t") == std::string_view::npos; }
-
-bool comment(std::string_view line) {
-    const auto first = line.find_first_not_of(" \t");
-    return first != std::string_view::npos && line[first] == '#';
+    return data;
 }
 
 struct SqliteClose {
@@ -67,23 +65,25 @@ Catalog read_sqlite(const std::string& path) {
         const bool hot_journal = std::filesystem::exists(path + "-journal", ec);
         fail(path, catalog_format::describe_sqlite_failure(rc, sqlite3_errmsg(db.get()), hot_journal));
     };
-    const auto prepare = [&](const char* sql) {
+    const auto prepare = [&](std::string_view sql) {
         sqlite3_stmt* raw_stmt = nullptr;
-        if (const int rc = sqlite3_prepare_v2(db.get(), sql, -1, &raw_stmt, nullptr); rc != SQLITE_OK) sqlite_failure(rc);
+        if (const int rc = sqlite3_prepare_v2(db.get(), sql.data(), static_cast<int>(sql.size()), &raw_stmt, nullptr);
+            rc != SQLITE_OK)
+            sqlite_failure(rc);
         return std::unique_ptr<sqlite3_stmt, SqliteFinalize>(raw_stmt);
     };
 
     // The same rule as the lockscope app's (catalog_format.hpp): its application_id and schema.
     std::int32_t app_id = 0;
     {
-        auto pragma = prepare("PRAGMA application_id");
+        auto pragma = prepare(catalog_format::read_application_id);
         const int step = sqlite3_step(pragma.get());
         if (step != SQLITE_ROW) sqlite_failure(step);
         app_id = static_cast<std::int32_t>(sqlite3_column_int64(pragma.get(), 0));
     }
     std::vector<catalog_format::SchemaObject> schema;
     {
-        auto master = prepare("SELECT type, name, sql FROM sqlite_master");
+        auto master = prepare(catalog_format::read_schema);
         const auto text = [&](int column) {
             const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(master.get(), column));
             return t ? std::string(t) : std::string();
@@ -97,7 +97,7 @@ Catalog read_sqlite(const std::string& path) {
     if (seen.verdict == catalog_format::Verdict::foreign) fail(path, "not a lockscope catalog: " + seen.why);
     if (seen.verdict == catalog_format::Verdict::create) return Catalog(std::vector<std::string>{});  // marked, no table yet
 
-    auto stmt = prepare("SELECT name FROM names");
+    auto stmt = prepare(catalog_format::select_names);
 
     std::vector<std::string> names;
     for (;;) {
@@ -142,8 +142,10 @@ Catalog::Catalog(std::vector<NamedKey> entries) {
     collisions_ = find_key_collisions(kept);
 }
 
-std::vector<std::string> collision_warnings(const Catalog& catalog, const std::string& path) {
+std::vector<std::string> catalog_warnings(const Catalog& catalog, const std::string& path) {
     std::vector<std::string> lines;
+    for (const SkippedLine& s : catalog.skipped())
+        lines.push_back("pglock: warning: catalog " + path + ": " + one_line(describe(s)));
     for (const KeyCollision& c : catalog.collisions())
         lines.push_back("pglock: warning: catalog " + path + ": " + describe(c));
     return lines;
@@ -155,29 +157,18 @@ const std::string* Catalog::find(std::int64_t key) const {
 }
 
 Catalog parse_text_catalog(std::string_view text, const std::string& origin) {
+    // No text list has a NUL byte: the file is something else (a binary, a compressed file) and
+    // reading names from it would be noise. The app refuses such an import the same way.
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+        fail(origin, "a binary file (NUL byte at offset " + std::to_string(nul) +
+                         "): neither a text catalog (one name per line) nor a SQLite catalog");
+    NameList list = parse_name_list(text);
     std::vector<std::string> names;
-    std::size_t line_no = 0;
-    while (!text.empty()) {
-        ++line_no;
-        const auto nl = text.find('\n');
-        std::string_view line = text.substr(0, nl);
-        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        // A text catalog is text: NUL, other control bytes or invalid UTF-8 mean the file is
-        // something else (a binary, a compressed file) and reading names from it would be noise.
-        for (const char c : line) {
-            const auto u = static_cast<unsigned char>(c);
-            if ((u < 0x20 && c != '\t') || u == 0x7f)
-                fail(origin, "line " + std::to_string(line_no) +
-                                 " has binary data: neither a text catalog (one name per line) nor a SQLite catalog");
-        }
-        if (!is_valid_utf8(line))
-            fail(origin, "line " + std::to_string(line_no) +
-                             " is not valid UTF-8: neither a text catalog (one name per line) nor a SQLite catalog");
-        if (blank(line) || comment(line)) continue;
-        names.emplace_back(line);
-    }
-    return Catalog(std::move(names));
+    names.reserve(list.names.size());
+    for (ListedName& n : list.names) names.push_back(std::move(n.name));
+    Catalog catalog(std::move(names));
+    catalog.set_skipped(std::move(list.skipped));
+    return catalog;
 }
 
 Catalog load_catalog(const std::string& path) {

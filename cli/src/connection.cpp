@@ -1,11 +1,8 @@
 #include "pglock_cli/connection.hpp"
 
-#include <libpq-fe.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
-#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -20,8 +17,8 @@ namespace {
 // libpq's own connect_timeout setting, from the DSN or else PGCONNECT_TIMEOUT. The library
 // applies it too; reading it here makes a malformed value a clear CLI error up front.
 std::optional<std::string> libpq_connect_timeout(const std::string& dsn) {
-    for (const auto& [keyword, value] : dsn_options(dsn)) {
-        if (keyword == "connect_timeout" && !value.empty()) return value;
+    for (const ConninfoOption& o : dsn_options(dsn)) {
+        if (o.keyword == "connect_timeout" && !o.value.empty()) return o.value;
     }
     if (const char* env = std::getenv("PGCONNECT_TIMEOUT"); env && *env) return std::string(env);
     return std::nullopt;
@@ -29,19 +26,14 @@ std::optional<std::string> libpq_connect_timeout(const std::string& dsn) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> dsn_options(const std::string& dsn) {
-    std::vector<std::pair<std::string, std::string>> out;
-    if (dsn.empty()) return out;
+std::vector<ConninfoOption> dsn_options(const std::string& dsn) {
+    if (dsn.empty()) return {};
     // conninfo_error's message: libpq's, with any password in the string masked (libpq quotes
     // a malformed URI whole).
     if (auto why = conninfo_error(dsn)) throw Error(Errc::connection_failed, "invalid --dsn: " + one_line(*why));
-    std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> opts(PQconninfoParse(dsn.c_str(), nullptr),
-                                                                       &PQconninfoFree);
-    if (!opts) throw Error(Errc::connection_failed, "invalid --dsn: out of memory");
-    for (const PQconninfoOption* o = opts.get(); o->keyword; ++o) {
-        if (o->val) out.emplace_back(o->keyword, o->val);
-    }
-    return out;
+    auto options = conninfo_options(dsn);
+    if (!options) throw Error(Errc::connection_failed, "invalid --dsn: out of memory");
+    return std::move(*options);
 }
 
 PoolOptions pool_options_for(const std::string& dsn, std::size_t max_size) {

@@ -72,26 +72,4 @@ std::string duration_error(std::string_view text) {
     return {};
 }
 
-std::string format_duration(std::chrono::nanoseconds d) {
-    using namespace std::chrono;
-    const auto ms = duration_cast<milliseconds>(d).count();
-    if (ms < 1000) return std::to_string(ms) + "ms";
-    if (ms < 60'000) {
-        // seconds with up to three decimals, trailing zeros dropped: "1.5s", "2s"
-        std::string s = std::to_string(ms / 1000);
-        if (auto frac = ms % 1000) {
-            std::string f = std::to_string(frac + 1000).substr(1);
-            while (!f.empty() && f.back() == '0') f.pop_back();
-            s += "." + f;
-        }
-        return s + "s";
-    }
-    const auto total_s = ms / 1000;
-    std::string out;
-    if (auto h = total_s / 3600) out += std::to_string(h) + "h";
-    if (auto m = (total_s % 3600) / 60) out += std::to_string(m) + "m";
-    if (auto s = total_s % 60) out += std::to_string(s) + "s";
-    return out;
-}
-
 }  // namespace pglock::cli

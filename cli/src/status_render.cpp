@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "pglock/duration_text.hpp"
 #include "pglock_cli/duration.hpp"
 #include "pglock_cli/text.hpp"
 
@@ -78,7 +79,7 @@ std::string field(std::string_view value) {
 
 std::string seconds_text(std::optional<double> s) {
     if (!s) return "-";
-    return format_duration(std::chrono::nanoseconds(static_cast<std::int64_t>(*s * 1e9)));
+    return duration_text(std::chrono::nanoseconds(static_cast<std::int64_t>(*s * 1e9)));
 }
 
 std::string utc_time(double epoch) {

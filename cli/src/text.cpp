@@ -2,57 +2,22 @@
 
 #include <cstdint>
 
+#include "pglock/text.hpp"
+
 namespace pglock::cli {
 
 namespace {
 
-// Length of the valid UTF-8 sequence at the start of s, or 0 when it is not one; the caller
-// then takes that one byte as invalid and goes on with the next.
-std::size_t utf8_sequence(std::string_view s) noexcept {
-    const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-    const unsigned char c = b(0);
-    if (c < 0x80) return 1;
-    std::size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0) lo = 0xA0;          // overlong
-        if (c == 0xED) hi = 0x9F;          // UTF-16 surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0) lo = 0x90;          // overlong
-        if (c == 0xF4) hi = 0x8F;          // above U+10FFFF
-    } else {
-        return 0;                          // continuation byte, C0/C1 overlong lead, F5..FF
-    }
-    if (s.size() < len) return 0;
-    if (b(1) < lo || b(1) > hi) return 0;
-    for (std::size_t i = 2; i < len; ++i)
-        if (b(i) < 0x80 || b(i) > 0xBF) return 0;
-    return len;
-}
-
 constexpr char hex_digits[] = "0123456789abcdef";
 
 }  // namespace
-
-bool is_valid_utf8(std::string_view bytes) noexcept {
-    while (!bytes.empty()) {
-        const std::size_t n = utf8_sequence(bytes);
-        if (n == 0) return false;
-        bytes.remove_prefix(n);
-    }
-    return true;
-}
 
 std::string json_quote(std::string_view bytes) {
     std::string out;
     out.reserve(bytes.size() + 2);
     out += '"';
     while (!bytes.empty()) {
-        const std::size_t n = utf8_sequence(bytes);
+        const std::size_t n = decode_utf8(bytes).length;
         if (n == 0) {
             out += "\\ufffd";
             bytes.remove_prefix(1);

@@ -1,7 +1,6 @@
 // pglock demo : a realistic contention workload on the library, for watching with `pglock status`
 // or the lockscope app: cron-like jobs, a chain of waiters, a holder idle in transaction, a
 // transaction-level lock, a shared lock with two holders and a lock whose name no catalog knows.
-#include <libpq-fe.h>
 
 #include <atomic>
 #include <chrono>
@@ -19,6 +18,8 @@
 
 #include "catalog_file.hpp"
 #include "metrics_server.hpp"
+#include "pglock/sleep.hpp"
+#include "pglock/duration_text.hpp"
 #include "pglock/error.hpp"
 #include "pglock/lock.hpp"
 #include "pglock/session.hpp"
@@ -71,33 +72,13 @@ private:
     std::map<std::string, std::shared_ptr<LockMetrics>> by_name_;
 };
 
-// A conninfo value in single quotes, with ' and \ escaped as libpq wants.
-std::string conninfo_quote(std::string_view value) {
-    std::string out = "'";
-    for (const char c : value) {
-        if (c == '\'' || c == '\\') out += '\\';
-        out += c;
-    }
-    return out + "'";
-}
-
 // The DSN (conninfo or URI, possibly empty) as a conninfo string with application_name = app, so
 // that pg_stat_activity tells the demo's jobs apart.
 std::string conninfo_with_app(const std::string& dsn, const std::string& app) {
-    std::string out;
-    for (const auto& [keyword, value] : dsn_options(dsn)) {
-        if (keyword != "application_name") out += keyword + "=" + conninfo_quote(value) + " ";
-    }
-    return out + "application_name=" + conninfo_quote(app);
-}
-
-// Sleeps for d unless stop is requested first; false when stopped.
-bool nap(std::stop_token stop, std::chrono::nanoseconds d) {
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lk(m);
-    cv.wait_for(lk, stop, d, [] { return false; });
-    return !stop.stop_requested();
+    std::vector<ConninfoOption> options = dsn_options(dsn);
+    std::erase_if(options, [](const ConninfoOption& o) { return o.keyword == "application_name"; });
+    options.push_back({"application_name", app});
+    return conninfo_string(options);
 }
 
 // What every job shares: the stop token, observability and the tallies printed at the end.
@@ -159,7 +140,7 @@ public:
     }
 
     bool stopped() const { return shared_.stop.stop_requested(); }
-    bool nap(std::chrono::nanoseconds d) { return pglock::cli::nap(shared_.stop, d); }
+    bool nap(std::chrono::nanoseconds d) { return sleep_for(std::chrono::duration_cast<Clock::duration>(d), shared_.stop); }
     // A random duration in [lo, hi].
     ms pick(ms lo, ms hi) {
         std::uniform_int_distribution<ms::rep> d(lo.count(), hi.count());
@@ -417,23 +398,15 @@ int run_demo(const DemoOptions& options, const GlobalOptions& global) {
         });
     }
 
-    {
-        std::mutex m;
-        std::condition_variable_any cv;
-        std::unique_lock lk(m);
-        if (run_for) {
-            cv.wait_until(lk, shared.stop, started + *run_for, [] { return false; });
-        } else {
-            cv.wait(lk, shared.stop, [] { return false; });
-        }
-    }
+    if (run_for) sleep_until(started + *run_for, shared.stop);
+    else wait_for_stop(shared.stop);
     demo_stop.request_stop();
     for (auto& t : threads) t.join();
     jobs.clear();  // closes every pool: nothing of the demo stays on the server
     threads.clear();
 
     std::string why = signals.signal() ? std::string(signal_name(signals.signal()))
-                                       : "after " + format_duration(Clock::now() - started);
+                                       : "after " + duration_text(Clock::now() - started);
     shared.line(std::cout, "demo: stopped (" + why + "): " + std::to_string(shared.acquired.load()) + " acquired, " +
                                std::to_string(shared.contended.load()) + " contended, " +
                                std::to_string(shared.timed_out.load()) + " gave up waiting, " +

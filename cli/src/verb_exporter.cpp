@@ -22,6 +22,8 @@
 #include "exporter_render.hpp"
 #include "exporter_series.hpp"
 #include "metrics_server.hpp"
+#include "pglock/sleep.hpp"
+#include "pglock/duration_text.hpp"
 #include "pglock/conninfo.hpp"
 #include "pglock/conninfo_secrets.hpp"
 #include "pglock/error.hpp"
@@ -53,8 +55,8 @@ std::chrono::nanoseconds duration_in(const std::string& text, const char* option
                                      std::chrono::nanoseconds high) {
     const auto d = parse_duration(text);
     if (!d || *d < low || *d > high)
-        throw UsageError(std::string(option) + ": must be a duration between " + format_duration(low) + " and " +
-                         format_duration(high) + ", got \"" + text + "\"");
+        throw UsageError(std::string(option) + ": must be a duration between " + duration_text(low) + " and " +
+                         duration_text(high) + ", got \"" + text + "\"");
     return *d;
 }
 
@@ -264,7 +266,7 @@ int run_exporter(const ExporterOptions& options, const GlobalOptions& global) {
         const auto on_signal = signals.exit_on_signal("reading the catalog " + options.catalog);
         catalog = load_catalog(options.catalog);
     }
-    for (const std::string& line : collision_warnings(catalog, options.catalog)) std::cerr << line << '\n';
+    for (const std::string& line : catalog_warnings(catalog, options.catalog)) std::cerr << line << '\n';
 
     std::vector<std::unique_ptr<Target>> targets;
     for (ExporterTarget& t : configured)
@@ -275,10 +277,7 @@ int run_exporter(const ExporterOptions& options, const GlobalOptions& global) {
     const std::string where = "http://" + host + ":" + std::to_string(server.port());
     say(std::cout, "pglock: exporter: serving " + where + (fleet ? "/probe?target=NAME" : "/metrics"));
 
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lk(m);
-    cv.wait(lk, signals.token(), [] { return false; });
+    wait_for_stop(signals.token());
     return exit_ok;  // SIGTERM/SIGINT is how a service stops
 }
 

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "pglock/sqlstate.hpp"
 #include "pglock/error.hpp"
 #include "pglock/fence.hpp"
 #include "pglock/key.hpp"
@@ -40,7 +41,7 @@ int run_show(const std::vector<std::string>& names, const GlobalOptions& global)
         try {
             token = fence::last_token(*session, name);
         } catch (const Error& e) {
-            if (e.sqlstate() != "42P01") throw;
+            if (e.sqlstate() != sqlstate::undefined_table) throw;
             throw Error(Errc::query_failed,
                         "no table pglock_fence through search_path: no fencing token was ever handed out here "
                         "(create the table with `pglock fence init`)",

@@ -7,6 +7,7 @@
 
 #include "held_by.hpp"
 #include "metrics_server.hpp"
+#include "pglock/duration_text.hpp"
 #include "pglock/error.hpp"
 #include "pglock/lock.hpp"
 #include "pglock_cli/connection.hpp"
@@ -78,7 +79,7 @@ int run_hold(const HoldOptions& options, const GlobalOptions& global) {
         }
     } catch (const Error& e) {
         if (e.code() == Errc::deadline_exceeded && timeout) {
-            say(std::cout, "timed out: " + what + " not acquired within " + format_duration(*timeout) + "; " + held_by(lock));
+            say(std::cout, "timed out: " + what + " not acquired within " + duration_text(*timeout) + "; " + held_by(lock));
             return exit_contended;
         }
         if (e.code() == Errc::canceled && signals.signal()) {
@@ -98,7 +99,7 @@ int run_hold(const HoldOptions& options, const GlobalOptions& global) {
                        " mode=" + (options.shared ? "shared" : "exclusive") +
                        (guard->fencing_token() ? " token=" + std::to_string(*guard->fencing_token()) : std::string()) +
                        "; holding " +
-                       (hold_for ? "for " + format_duration(*hold_for) : std::string("until SIGINT/SIGTERM")));
+                       (hold_for ? "for " + duration_text(*hold_for) : std::string("until SIGINT/SIGTERM")));
 
     auto flag = std::make_shared<LostFlag>();
     guard->on_lost([flag] {
@@ -125,7 +126,7 @@ int run_hold(const HoldOptions& options, const GlobalOptions& global) {
         if (ec == Errc::lock_lost) return report_lost(what, pid);
         throw Error(Errc::release_failed, "releasing " + what + " failed: " + ec.message());
     }
-    std::string line = "released: " + what + " after " + format_duration(held);
+    std::string line = "released: " + what + " after " + duration_text(held);
     if (signals.signal()) line += std::string(" (") + signal_name(signals.signal()) + ")";
     say(std::cout, line);
     return exit_ok;

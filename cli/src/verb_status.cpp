@@ -11,6 +11,8 @@
 #include <string>
 
 #include "catalog_file.hpp"
+#include "pglock/sleep.hpp"
+#include "pglock/duration_text.hpp"
 #include "pglock/error.hpp"
 #include "pglock/monitor.hpp"
 #include "pglock/session.hpp"
@@ -58,15 +60,6 @@ std::chrono::nanoseconds parse_interval(const std::string& text) {
     return *d;
 }
 
-// Sleeps until `until`; false when a signal asked us to stop first.
-bool sleep_until(Clock::time_point until, std::stop_token stop) {
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lk(m);
-    cv.wait_until(lk, stop, until, [] { return false; });
-    return !stop.stop_requested();
-}
-
 // The monitoring session gets the pool's TCP keepalives and user timeout: `status --watch` keeps
 // it for hours, and with libpq's own (the kernel's 2 h idle time) a silently cut network would
 // leave a poll waiting that long instead of reporting the failure and reconnecting.
@@ -86,7 +79,7 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
         const auto on_signal = signals.exit_on_signal("reading the catalog " + options.catalog);
         catalog = load_catalog(options.catalog);
     }
-    for (const std::string& line : collision_warnings(catalog, options.catalog)) std::cerr << line << '\n';
+    for (const std::string& line : catalog_warnings(catalog, options.catalog)) std::cerr << line << '\n';
     const PoolOptions pool_opts = pool_options_for(global.dsn, 1);  // validates --dsn, connect timeout
 
     // Stopped before any snapshot was printed: no answer, which a script must not read as "no
@@ -108,7 +101,7 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
     monitor::HoldTracker tracker(0);  // finished holds are not shown: keep none
     const StatusContext context{&catalog, &tracker};
     const bool tty = ::isatty(STDOUT_FILENO) == 1;
-    const std::string every = format_duration(interval);
+    const std::string every = duration_text(interval);
     double last_server_now = 0;
     auto next = Clock::now();
 

@@ -2,8 +2,6 @@
 
 #include <libpq-fe.h>
 
-#include "conninfo_quote.hpp"
-
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -183,6 +181,34 @@ std::optional<std::string> value_error(const PQconninfoOption* options) {
 
 }  // namespace
 
+std::optional<std::vector<ConninfoOption>> conninfo_options(const std::string& conninfo) {
+    const Parsed p = parse(conninfo);
+    if (!p.options) return std::nullopt;
+    std::vector<ConninfoOption> out;
+    for (const PQconninfoOption* o = p.options.get(); o->keyword; ++o) {
+        if (o->val) out.push_back({o->keyword, o->val});
+    }
+    return out;
+}
+
+std::string conninfo_quote(std::string_view value) {
+    std::string out = "'";
+    for (const char c : value) {
+        if (c == '\\' || c == '\'') out += '\\';
+        out += c;
+    }
+    return out + "'";
+}
+
+std::string conninfo_string(const std::vector<ConninfoOption>& options) {
+    std::string out;
+    for (const ConninfoOption& o : options) {
+        if (!out.empty()) out += ' ';
+        out += o.keyword + "=" + conninfo_quote(o.value);
+    }
+    return out;
+}
+
 std::string conninfo_without_password(const std::string& conninfo) {
     Parsed p = parse(conninfo);
     if (!p.options) return password_texts(conninfo).empty() ? conninfo : std::string();
@@ -193,7 +219,7 @@ std::string conninfo_without_password(const std::string& conninfo) {
     for (PQconninfoOption* o = p.options.get(); o->keyword; ++o) {
         if (!o->val || std::strcmp(o->keyword, "password") == 0) continue;
         if (!out.empty()) out += ' ';
-        out += std::string(o->keyword) + "=" + detail::conninfo_quoted(o->val);
+        out += std::string(o->keyword) + "=" + conninfo_quote(o->val);
     }
     return out;
 }

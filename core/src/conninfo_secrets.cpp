@@ -2,7 +2,7 @@
 
 #include <libpq-fe.h>
 
-#include "conninfo_quote.hpp"
+#include "pglock/conninfo.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -27,13 +27,6 @@ const std::vector<std::string>& secret_keywords() {
         return out;
     }();
     return keywords;
-}
-
-Options parse(const std::string& conninfo) {
-    char* err = nullptr;
-    Options options(PQconninfoParse(conninfo.c_str(), &err), &PQconninfoFree);
-    if (err) PQfreemem(err);
-    return options;
 }
 
 bool is_uri(std::string_view s) { return s.starts_with("postgresql://") || s.starts_with("postgres://"); }
@@ -102,27 +95,20 @@ bool conninfo_keyword_is_secret(std::string_view keyword) {
 
 bool conninfo_has_secret(const std::string& conninfo) {
     if (uri_has_password(conninfo)) return true;
-    const Options options = parse(conninfo);
+    const auto options = conninfo_options(conninfo);
     if (!options) return !keyword_values(conninfo).empty();
-    for (const PQconninfoOption* o = options.get(); o->keyword; ++o) {
-        if (o->val && *o->val && conninfo_keyword_is_secret(o->keyword)) return true;
-    }
-    return false;
+    return std::any_of(options->begin(), options->end(),
+                       [](const ConninfoOption& o) { return !o.value.empty() && conninfo_keyword_is_secret(o.keyword); });
 }
 
 std::string conninfo_without_secrets(const std::string& conninfo) {
     if (!conninfo_has_secret(conninfo)) return conninfo;
     const std::string_view a = authority(conninfo);
     if (a.find('@') != a.rfind('@')) return {};  // libpq would keep part of the password as the host
-    const Options options = parse(conninfo);
+    auto options = conninfo_options(conninfo);
     if (!options) return {};
-    std::string out;
-    for (const PQconninfoOption* o = options.get(); o->keyword; ++o) {
-        if (!o->val || conninfo_keyword_is_secret(o->keyword)) continue;
-        if (!out.empty()) out += ' ';
-        out += std::string(o->keyword) + "=" + detail::conninfo_quoted(o->val);
-    }
-    return out;
+    std::erase_if(*options, [](const ConninfoOption& o) { return conninfo_keyword_is_secret(o.keyword); });
+    return conninfo_string(*options);
 }
 
 std::vector<std::string> conninfo_secret_texts(const std::string& conninfo) {
@@ -150,9 +136,9 @@ std::vector<std::string> conninfo_secret_texts(const std::string& conninfo) {
         }
     }
     for (std::string& v : keyword_values(conninfo)) add(v);
-    if (const Options options = parse(conninfo)) {
-        for (const PQconninfoOption* o = options.get(); o->keyword; ++o) {
-            if (o->val && conninfo_keyword_is_secret(o->keyword)) add(o->val);
+    if (const auto options = conninfo_options(conninfo)) {
+        for (const ConninfoOption& o : *options) {
+            if (conninfo_keyword_is_secret(o.keyword)) add(o.value);
         }
     }
     std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.size() != y.size() ? x.size() > y.size() : x < y; });

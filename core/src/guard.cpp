@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "held.hpp"
+#include "pglock/sqlstate.hpp"
 #include "pglock/error.hpp"
 #include "pglock/lock.hpp"
 #include "session_ops.hpp"
@@ -173,7 +174,7 @@ std::error_code Held::release() noexcept {
             // The lock may still be on this session: closing it is the only way to be sure it goes.
             result = make_error_code(Errc::release_failed);
             failure = e.what();
-            if (e.sqlstate() == "26000") {
+            if (e.sqlstate() == sqlstate::invalid_sql_statement_name) {
                 // The unlock statement this session prepared is unknown to the backend that got
                 // it: a transaction-mode pooler moved the session to another backend.
                 result = make_error_code(Errc::session_changed);

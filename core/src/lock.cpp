@@ -8,6 +8,8 @@
 
 #include "held.hpp"
 #include "pglock/fence.hpp"
+#include "pglock/sleep.hpp"
+#include "pglock/sqlstate.hpp"
 #include "pglock/key_collision.hpp"
 #include "lock_impl.hpp"
 #include "session_ops.hpp"
@@ -249,7 +251,7 @@ void undo_possible_grant(const detail::LockImpl& impl, Session& session, const c
                                        detail::SessionOps::run_prepared(session, st.unlock_name, impl.key, restore, none));
             return;  // unlocked, or was not held: either way the session holds no lock of ours
         } catch (const Error& e) {
-            if (e.sqlstate() != "57014") break;  // anything but the late cancel: give up on the session
+            if (e.sqlstate() != sqlstate::query_canceled) break;  // anything but the late cancel: give up on the session
         } catch (...) {
             break;
         }
@@ -303,7 +305,7 @@ Result finish_fenced(const detail::LockImpl& impl, Session& session, detail::Att
     try {
         return detail::SessionOps::finish(session, std::move(attempt));
     } catch (const Error& e) {
-        if (e.sqlstate() != "40001") throw;
+        if (e.sqlstate() != sqlstate::serialization_failure) throw;
     }
     constexpr int kAttempts = 5;
     const auto& st = detail::statements_of(impl);
@@ -319,25 +321,39 @@ Result finish_fenced(const detail::LockImpl& impl, Session& session, detail::Att
             }
             return res;
         } catch (const Error& e) {
-            if (e.sqlstate() != "40001" || attempt_no == kAttempts) throw;
+            if (e.sqlstate() != sqlstate::serialization_failure || attempt_no == kAttempts) throw;
         }
     }
+}
+
+// One lock statement to run: the prepared statement, how its answer reads, its scope and, with
+// holder identity, the application_names to set and to put back.
+struct LockStatement {
+    const char* name;     // the prepared statement's name (detail::statements_of)
+    const char* sql;
+    bool returns_bool;    // pg_try_*: false is "contended"; pg_advisory_lock waits and only grants
+    Scope scope;
+    const char* app;      // the application_name to set once granted, or nullptr
+    const char* restore;  // the session's application_name before, put back on an undone grant
+};
+
+LockStatement try_statement(const detail::LockImpl& impl, const char* app, const char* restore) {
+    const auto& st = detail::statements_of(impl);
+    return {st.try_name, st.try_sql, true, Scope::session, app, restore};
 }
 
 // Runs a lock statement. On an interrupted wait, a session-level grant that won the race against
 // the cancel is undone before the interruption is reported, so nothing stays granted behind the
 // caller's back. (A transaction-level one goes with the transaction the caller must end.)
-// With holder identity, `app` is the application_name to set once granted and `restore` the one
-// the session had before.
-Granted run_lock_statement(const detail::LockImpl& impl, Session& session, const char* name, const char* sql,
-                           bool returns_bool, Scope scope, const Context& ctx, const char* app = nullptr,
-                           const char* restore = nullptr) {
+Granted run_lock_statement(const detail::LockImpl& impl, Session& session, const LockStatement& statement,
+                           const Context& ctx) {
+    const auto& [name, sql, returns_bool, scope, app, restore] = statement;
     // Fencing refuses transaction-level locks, so only session-level statements carry the name.
     const char* fence = scope == Scope::session && !impl.fence_name.empty() ? impl.fence_name.c_str() : nullptr;
     try {
         detail::SessionOps::prepare(session, name, sql, 1 + (app ? 1 : 0) + (fence ? 1 : 0), nullptr, ctx);
     } catch (const Error& e) {
-        if (fence && e.sqlstate() == "42P01") throw missing_fence_table(e);  // nothing ran
+        if (fence && e.sqlstate() == sqlstate::undefined_table) throw missing_fence_table(e);  // nothing ran
         throw;
     }
     detail::Attempt attempt = detail::SessionOps::run_prepared(session, name, impl.key, app, fence, ctx);
@@ -358,12 +374,12 @@ Granted run_lock_statement(const detail::LockImpl& impl, Session& session, const
         }
         return got;
     } catch (const Error& e) {
-        if (e.sqlstate() == "26000") throw vanished_statement(name, e);
+        if (e.sqlstate() == sqlstate::invalid_sql_statement_name) throw vanished_statement(name, e);
         // A fenced statement can fail after the grant: the token's update failed (bigint overflow,
         // permissions, a trigger) or the table went away since PREPARE. The rollback takes back
         // the token and application_name but not a session-level lock: unlock (or close).
         if (fence) undo_possible_grant(impl, session, restore);
-        if (fence && e.sqlstate() == "42P01") throw missing_fence_table(e);
+        if (fence && e.sqlstate() == sqlstate::undefined_table) throw missing_fence_table(e);
         throw;
     }
 }
@@ -382,11 +398,7 @@ Clock::duration next_pause(std::chrono::milliseconds& ceiling, const PollBackoff
 // No statement runs meanwhile: the pooled session stays idle, outside any transaction.
 void pause(Clock::time_point until, const Context& ctx) {
     if (ctx.deadline && *ctx.deadline <= until) until = *ctx.deadline;
-    std::mutex mutex;
-    std::condition_variable_any cv;
-    std::unique_lock lock(mutex);
-    cv.wait_until(lock, ctx.stop, until, [] { return false; });
-    if (ctx.stop.stop_requested()) throw Error(Errc::canceled, "canceled while polling for the lock");
+    if (!sleep_until(until, ctx.stop)) throw Error(Errc::canceled, "canceled while polling for the lock");
     if (ctx.deadline && Clock::now() >= *ctx.deadline) {
         throw Error(Errc::deadline_exceeded, "deadline exceeded while polling for the lock");
     }
@@ -434,10 +446,9 @@ namespace {
 // is idle, so it holds no snapshot and pins no xmin.
 Granted poll_until_granted(const detail::LockImpl& impl, Session& session, const Context& ctx, const char* app,
                            const char* restore) {
-    const auto& st = detail::statements_of(impl);
     std::chrono::milliseconds ceiling = impl.options.poll.initial;
     for (;;) {
-        Granted g = run_lock_statement(impl, session, st.try_name, st.try_sql, true, Scope::session, ctx, app, restore);
+        Granted g = run_lock_statement(impl, session, try_statement(impl, app, restore), ctx);
         if (g.granted) return g;
         pause(Clock::now() + next_pause(ceiling, impl.options.poll), ctx);
     }
@@ -457,9 +468,9 @@ std::optional<Guard> take(const std::shared_ptr<Impl>& impl, bool wait, const Co
         }
         const char* app = impl->names_holder ? named.c_str() : nullptr;
         const char* before = impl->names_holder ? restore.c_str() : nullptr;
-        if (!wait) got = run_lock_statement(*impl, *session, st.try_name, st.try_sql, true, Scope::session, ctx, app, before);
+        if (!wait) got = run_lock_statement(*impl, *session, try_statement(*impl, app, before), ctx);
         else if (impl->options.strategy == AcquireStrategy::poll) got = poll_until_granted(*impl, *session, ctx, app, before);
-        else got = run_lock_statement(*impl, *session, st.lock_name, st.lock_sql, false, Scope::session, ctx, app, before);
+        else got = run_lock_statement(*impl, *session, {st.lock_name, st.lock_sql, false, Scope::session, app, before}, ctx);
     } catch (const Error& e) {
         if (e.code() == Errc::session_changed) {
             session.discard();  // its record of prepared statements is wrong for whatever backend comes next
@@ -511,8 +522,9 @@ bool Lock::try_acquire_xact(Transaction* tx, const Context& ctx) {
             named = holder_identity::application_name(impl_->application_name_format,
                                                       detail::current_application_name(tx->session()), impl_->name);
         }
-        granted = run_lock_statement(*impl_, tx->session(), st.xact_name, st.xact_sql, true, Scope::transaction, ctx,
-                                     impl_->names_holder ? named.c_str() : nullptr).granted;
+        const char* app = impl_->names_holder ? named.c_str() : nullptr;
+        granted = run_lock_statement(*impl_, tx->session(), {st.xact_name, st.xact_sql, true, Scope::transaction, app, nullptr},
+                                     ctx).granted;
     } catch (const Error& e) {
         fail(*impl_, e);
     } catch (const std::exception& e) {

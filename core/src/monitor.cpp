@@ -97,6 +97,14 @@ std::string poll_query(int server_version) {
            ") AS x ON true";
 }
 
+std::string_view backend_signal_sql(BackendSignal signal) noexcept {
+    return signal == BackendSignal::cancel_query ? "SELECT pg_cancel_backend($1)" : "SELECT pg_terminate_backend($1)";
+}
+
+bool signal_backend(Session& session, int pid, BackendSignal signal, const Context& ctx) {
+    return session.exec(backend_signal_sql(signal), {pid}, ctx).get_bool(0, 0);
+}
+
 Snapshot poll(Session& session, const Context& ctx) {
     Snapshot snap;
     snap.server_version = PQserverVersion(session.native_handle());

@@ -30,27 +30,6 @@ std::string_view level_name(LogLevel level) {
     return "INFO";
 }
 
-// One UTF-8 sequence at the front of `s`: its code point and length, or length 0 when the bytes
-// are not valid UTF-8 (overlong, surrogate, out of range, cut short).
-struct Utf8 {
-    char32_t cp;
-    std::size_t len;
-};
-Utf8 decode_utf8(std::string_view s) noexcept {
-    const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-    const unsigned char c = b(0);
-    std::size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-    if (len == 0 || len > s.size()) return {0, 0};
-    char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-    for (std::size_t i = 1; i < len; ++i) {
-        if ((b(i) & 0xC0) != 0x80) return {0, 0};
-        cp = (cp << 6) | (b(i) & 0x3F);
-    }
-    static constexpr char32_t min_of_len[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min_of_len[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {0, 0};
-    return {cp, len};
-}
-
 // Escaped in a log line: see pglock/text.hpp (the views of the app use the same set).
 bool hidden(char32_t cp) noexcept { return is_hidden_code_point(cp); }
 
@@ -60,9 +39,9 @@ bool hidden(char32_t cp) noexcept { return is_hidden_code_point(cp); }
 void append_value(std::string& out, std::string_view value) {
     bool plain = !value.empty();
     for (std::size_t i = 0; plain && i < value.size();) {
-        const Utf8 u = decode_utf8(value.substr(i));
-        if (u.len == 0 || u.cp <= ' ' || u.cp == '"' || u.cp == '=' || hidden(u.cp)) plain = false;
-        i += u.len ? u.len : 1;
+        const DecodedChar u = decode_utf8(value.substr(i));
+        if (u.length == 0 || u.code_point <= ' ' || u.code_point == '"' || u.code_point == '=' || hidden(u.code_point)) plain = false;
+        i += u.length ? u.length : 1;
     }
     if (plain) {
         out += value;
@@ -70,29 +49,29 @@ void append_value(std::string& out, std::string_view value) {
     }
     out += '"';
     for (std::size_t i = 0; i < value.size();) {
-        const Utf8 u = decode_utf8(value.substr(i));
+        const DecodedChar u = decode_utf8(value.substr(i));
         char buf[16];
-        if (u.len == 0) {
+        if (u.length == 0) {
             std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(value[i]));
             out += buf;
             ++i;
             continue;
         }
-        if (u.cp == '"' || u.cp == '\\') {
+        if (u.code_point == '"' || u.code_point == '\\') {
             out += '\\';
-            out += static_cast<char>(u.cp);
-        } else if (u.cp == '\n') {
+            out += static_cast<char>(u.code_point);
+        } else if (u.code_point == '\n') {
             out += "\\n";
-        } else if (u.cp < 0x20 || u.cp == 0x7F) {
-            std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(u.cp));
+        } else if (u.code_point < 0x20 || u.code_point == 0x7F) {
+            std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(u.code_point));
             out += buf;
-        } else if (hidden(u.cp)) {
-            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(u.cp));
+        } else if (hidden(u.code_point)) {
+            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(u.code_point));
             out += buf;
         } else {
-            out.append(value.substr(i, u.len));
+            out.append(value.substr(i, u.length));
         }
-        i += u.len;
+        i += u.length;
     }
     out += '"';
 }

@@ -19,6 +19,7 @@
 #include "pglock/conninfo.hpp"
 #include "pglock/error.hpp"
 #include "session_ops.hpp"
+#include "pglock/sqlstate.hpp"
 
 namespace pglock {
 
@@ -457,21 +458,12 @@ void SessionOps::prepare(Session& session, const char* name, const char* sql, in
     // fired meanwhile, or when an earlier such PREPARE did (42P05): remember it either way, or
     // every later use of this session would try to prepare it again and fail.
     const PGresult* res = attempt.result.native_handle();
-    if (res && (PQresultStatus(res) == PGRES_COMMAND_OK || sqlstate_of(res) == "42P05")) {
+    if (res && (PQresultStatus(res) == PGRES_COMMAND_OK || sqlstate_of(res) == sqlstate::duplicate_prepared_statement)) {
         session.prepared_.emplace_back(name);
         if (attempt.interrupt == Interrupt::none) return;
     }
     finish(session, std::move(attempt));
     session.prepared_.emplace_back(name);
-}
-
-Attempt SessionOps::run_prepared(Session& session, const char* name, std::span<const Param> params,
-                                 const Context& ctx) {
-    const char* values[8];
-    const int n = static_cast<int>(std::min<std::size_t>(params.size(), 8));
-    for (int i = 0; i < n; ++i) values[i] = params[static_cast<std::size_t>(i)].c_str();
-    auto send = [&](PGconn* conn) { return PQsendQueryPrepared(conn, name, n, values, nullptr, nullptr, 0); };
-    return run(session, send, ctx);
 }
 
 KeyText::KeyText(std::int64_t key) noexcept {

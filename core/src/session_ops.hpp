@@ -77,8 +77,6 @@ struct SessionOps {
     static void prepare(Session& session, const char* name, const char* sql, int nparams, const Oid* types,
                         const Context& ctx);
 
-    static Attempt run_prepared(Session& session, const char* name, std::span<const Param> params,
-                                const Context& ctx);
     // The lock statements' form: one bigint parameter.
     static Attempt run_prepared(Session& session, const char* name, std::int64_t key, const Context& ctx);
     // The named lock statements' form: the bigint key and one text (nullptr: the key alone).

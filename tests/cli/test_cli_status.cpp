@@ -18,6 +18,7 @@
 #include <csignal>
 
 #include "cli_test_support.hpp"
+#include "pglock/catalog_format.hpp"
 #include "pglock/lock.hpp"
 
 using namespace clitest;
@@ -44,11 +45,9 @@ QString write_sqlite_catalog(const QTemporaryDir& dir, const std::vector<std::pa
     sqlite3* db = nullptr;
     if (sqlite3_open(path.toUtf8().constData(), &db) != SQLITE_OK) throw std::runtime_error("sqlite3_open");
     std::unique_ptr<sqlite3, decltype(&sqlite3_close)> owner(db, &sqlite3_close);
-    const char* schema =
-        "CREATE TABLE names (name BLOB PRIMARY KEY, key INTEGER NOT NULL, note TEXT NOT NULL DEFAULT '', "
-        "owner TEXT NOT NULL DEFAULT '', added_at TEXT NOT NULL);"
-        "CREATE INDEX names_key ON names (key);";
-    if (sqlite3_exec(db, schema, nullptr, nullptr, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db));
+    const std::string schema = std::string(pglock::catalog_format::create_table) + ";" +
+                               std::string(pglock::catalog_format::create_index) + ";";
+    if (sqlite3_exec(db, schema.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) throw std::runtime_error(sqlite3_errmsg(db));
     for (const auto& [name, key] : rows) {
         sqlite3_stmt* st = nullptr;
         sqlite3_prepare_v2(db, "INSERT INTO names (name, key, added_at) VALUES (?, ?, datetime('now'))", -1, &st, nullptr);

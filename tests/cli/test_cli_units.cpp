@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "catalog_file.hpp"
+#include "pglock/duration_text.hpp"
 #include "pglock/conninfo.hpp"
 #include "pglock/error.hpp"
 #include "pglock/key.hpp"
@@ -56,11 +57,21 @@ private slots:
         QVERIFY(duration_error("8760h").empty());
     }
     void durations_format() {
-        QCOMPARE(S(format_duration(300ms)), QByteArray("300ms"));
-        QCOMPARE(S(format_duration(1500ms)), QByteArray("1.5s"));
-        QCOMPARE(S(format_duration(2s)), QByteArray("2s"));
-        QCOMPARE(S(format_duration(90s)), QByteArray("1m30s"));
-        QCOMPARE(S(format_duration(3600s)), QByteArray("1h"));
+        // One style for the CLI, lockscope's views and its history (pglock/duration_text.hpp).
+        QCOMPARE(S(pglock::duration_text(0ms)), QByteArray("0ms"));
+        QCOMPARE(S(pglock::duration_text(300ms)), QByteArray("300ms"));
+        QCOMPARE(S(pglock::duration_text(999600us)), QByteArray("1s"));
+        QCOMPARE(S(pglock::duration_text(1500ms)), QByteArray("1.5s"));
+        QCOMPARE(S(pglock::duration_text(1234ms)), QByteArray("1.2s"));
+        QCOMPARE(S(pglock::duration_text(2s)), QByteArray("2s"));
+        QCOMPARE(S(pglock::duration_text(59960ms)), QByteArray("1m"));
+        QCOMPARE(S(pglock::duration_text(90s)), QByteArray("1m30s"));
+        QCOMPARE(S(pglock::duration_text(185.5)), QByteArray("3m5s"));
+        QCOMPARE(S(pglock::duration_text(3600s)), QByteArray("1h"));
+        QCOMPARE(S(pglock::duration_text(3720s)), QByteArray("1h2m"));
+        QCOMPARE(S(pglock::duration_text(2 * 86400s + 3 * 3600s + 5s)), QByteArray("2d3h"));
+        QCOMPARE(S(pglock::duration_text(-3s)), QByteArray("0ms"));
+        QCOMPARE(S(pglock::duration_text(4.2)), QByteArray("4.2s"));
     }
 
     void json_quote_plain_and_escapes() {
@@ -160,6 +171,21 @@ private slots:
         }
     }
 
+    // A text catalog is a name list as lockscope exports it: BOM, CRLF, blanks around a name and
+    // comments dropped, escapes decoded; a line it cannot read is skipped with its number, not
+    // the whole file refused.
+    void text_catalog_reads_the_name_list_format() {
+        const auto c = pglock::cli::parse_text_catalog(
+            "\xEF\xBB\xBF# comment\r\n  bars.x\\x41y \r\n\n\tbars.padded\t\nbad\\q\nlatin\xE9\n", "names.txt");
+        QCOMPARE(c.names(), (std::vector<std::string>{"bars.xAy", "bars.padded"}));
+        const auto lines = pglock::cli::catalog_warnings(c, "names.txt");
+        QCOMPARE(lines.size(), std::size_t(2));
+        QVERIFY2(lines[0].starts_with("pglock: warning: catalog names.txt: line 5: unknown escape \\q"), lines[0].c_str());
+        QVERIFY2(lines[0].ends_with("; skipped"), lines[0].c_str());
+        QVERIFY2(lines[1].starts_with("pglock: warning: catalog names.txt: line 6: not valid UTF-8"), lines[1].c_str());
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, pglock::cli::parse_text_catalog(std::string_view("a\0b", 3), "x"));
+    }
+
     // A catalog whose names share a key warns once per key. Real names do not collide, so the
     // pairs are given with their keys.
     void catalog_collisions_warn() {
@@ -168,14 +194,14 @@ private slots:
         QCOMPARE(injected.size(), std::size_t(3));
         QCOMPARE(injected.collisions().size(), std::size_t(1));
         QVERIFY(injected.find(42) && *injected.find(42) == "a.job");  // the first name still wins
-        const auto lines = pglock::cli::collision_warnings(injected, "names.txt");
+        const auto lines = pglock::cli::catalog_warnings(injected, "names.txt");
         QCOMPARE(lines.size(), std::size_t(1));
         QCOMPARE(QString::fromStdString(lines[0]),
                  QStringLiteral("pglock: warning: catalog names.txt: key 42 is shared by \"a.job\" and \"b.job\": "
                                 "they take the same lock"));
         const Catalog real(std::vector<std::string>{"orders.daily-rollup", "session.warmup"});
         QVERIFY(real.collisions().empty());
-        QVERIFY(pglock::cli::collision_warnings(real, "x").empty());
+        QVERIFY(pglock::cli::catalog_warnings(real, "x").empty());
         QVERIFY(real.find(pglock::key_of("session.warmup")));
     }
 };

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core_test_util.hpp"
+#include "pglock/text.hpp"
 
 using namespace std::chrono_literals;
 using pglock::Lock;
@@ -47,17 +48,7 @@ std::string short_name(const char* tag) {
     return std::string(tag) + "." + QUuid::createUuid().toString(QUuid::Id128).left(10).toStdString();
 }
 
-bool valid_utf8(const std::string& s) {
-    for (std::size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        if (n == 0 || i + n > s.size()) return false;
-        for (std::size_t k = 1; k < n; ++k)
-            if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
-        i += n;
-    }
-    return true;
-}
+bool valid_utf8(const std::string& s) { return pglock::is_valid_utf8(s); }
 
 }  // namespace
 

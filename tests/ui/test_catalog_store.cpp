@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "pglock/key.hpp"
+#include "pglock/text.hpp"
 #include "stores/catalog_name_cache.hpp"
 #include "stores/catalog_store.hpp"
 #include "stores/name_import.hpp"
@@ -230,7 +231,7 @@ private slots:
         QFile exported(path(QStringLiteral("odd.txt")));
         QVERIFY(exported.open(QIODevice::ReadOnly));
         const QByteArray text = exported.readAll();
-        QVERIFY(lockscope::names::isValidUtf8(text));  // every odd byte is escaped
+        QVERIFY(pglock::is_valid_utf8(text.toStdString()));  // every odd byte is escaped
         QVERIFY(!text.contains('\0'));
         QVERIFY(!text.contains('\r'));
         QCOMPARE(text.count('\n'), expected.size());  // one line per name
@@ -250,7 +251,7 @@ private slots:
         for (int i = 0; i < 256; ++i) all += char(i);
         for (const QByteArray& name : QList<QByteArray>{all, all.right(128), QByteArray(" "), QByteArray("#")}) {
             const QByteArray line = lockscope::names::escapeName(name);
-            QVERIFY(lockscope::names::isValidUtf8(line));
+            QVERIFY(pglock::is_valid_utf8(line.toStdString()));
             QCOMPARE(lockscope::names::unescapeName(line).value_or("<failed>"), name);
             const lockscope::names::NameList parsed = lockscope::names::parseNameList(line + "\r\n");
             QCOMPARE(parsed.names.size(), 1);

@@ -3,7 +3,9 @@
 #include <QMetaObject>
 
 #include "actions/read_only_switch.hpp"
+#include "pglock/sqlstate.hpp"
 #include "pglock/error.hpp"
+#include "pglock/monitor.hpp"
 #include "pglock/pool.hpp"
 
 namespace lockscope {
@@ -44,9 +46,10 @@ ActionOutcome BackendActions::run(int pid, Kind kind) {
         QString message;
         try {
             auto session = pool->acquire(pglock::Context{{}, pglock::Clock::now() + std::chrono::seconds(15)});
-            const char* sql = kind == Kind::CancelQuery ? "SELECT pg_cancel_backend($1)" : "SELECT pg_terminate_backend($1)";
-            const auto result = session->exec(sql, {pid}, pglock::Context{{}, pglock::Clock::now() + std::chrono::seconds(15)});
-            ok = result.get_bool(0, 0);
+            const auto signal = kind == Kind::CancelQuery ? pglock::monitor::BackendSignal::cancel_query
+                                                          : pglock::monitor::BackendSignal::terminate;
+            ok = pglock::monitor::signal_backend(*session, pid, signal,
+                                                 pglock::Context{{}, pglock::Clock::now() + std::chrono::seconds(15)});
             if (ok) {
                 message = kind == Kind::CancelQuery ? tr("Cancel request sent to PID %1.").arg(pid)
                                                     : tr("PID %1 was told to terminate.").arg(pid);
@@ -55,7 +58,7 @@ ActionOutcome BackendActions::run(int pid, Kind kind) {
                 message = tr("PID %1 is not a PostgreSQL backend any more (it may have ended already).").arg(pid);
             }
         } catch (const pglock::Error& e) {
-            if (e.sqlstate() == "42501") {
+            if (e.sqlstate() == pglock::sqlstate::insufficient_privilege) {
                 message = tr("Insufficient privilege for PID %1: only a superuser, the session's own role or a "
                              "member of pg_signal_backend may do this (and only superusers may signal a "
                              "superuser's session). Server said: %2")

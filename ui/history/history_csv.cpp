@@ -3,6 +3,7 @@
 #include <QDateTime>
 #include <QStringList>
 
+#include "pglock/text.hpp"
 #include "stores/name_import.hpp"
 
 namespace lockscope::history::csv {
@@ -14,7 +15,7 @@ QByteArray utcIso(double epochSeconds) {
 }
 
 bool printable(const QByteArray& name) {
-    if (!names::isValidUtf8(name)) return false;
+    if (!pglock::is_valid_utf8(name.toStdString())) return false;
     for (char c : name) {
         const auto u = static_cast<unsigned char>(c);
         if ((u < 0x20 && c != '\n' && c != '\r' && c != '\t') || u == 0x7f) return false;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "history/history_store.hpp"
+#include "pglock/duration_text.hpp"
 #include "pglock/resolve.hpp"
 #include "stores/name_import.hpp"
 
@@ -41,13 +42,7 @@ int HistoryModel::columnCount(const QModelIndex& parent) const { return parent.i
 
 QString HistoryModel::displayName(const Record& r) { return lockNameText(r.intPair, r.key, r.nameSource, r.name); }
 
-QString HistoryModel::formatDuration(double seconds) {
-    if (seconds < 1.0) return QStringLiteral("%1 ms").arg(qRound(seconds * 1000.0));
-    if (seconds < 60.0) return QStringLiteral("%1 s").arg(seconds, 0, 'f', 1);
-    const auto whole = static_cast<qint64>(seconds);
-    if (whole < 3600) return QStringLiteral("%1 m %2 s").arg(whole / 60).arg(whole % 60, 2, 10, QChar(u'0'));
-    return QStringLiteral("%1 h %2 m").arg(whole / 3600).arg((whole % 3600) / 60, 2, 10, QChar(u'0'));
-}
+QString HistoryModel::formatDuration(double seconds) { return QString::fromStdString(pglock::duration_text(seconds)); }
 
 QVariant HistoryModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};

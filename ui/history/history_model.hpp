@@ -67,6 +67,7 @@ public:
 
     // How a row's lock is shown: as every other view showed it (lockNameText(), lock_naming.hpp).
     static QString displayName(const Record& r);
+    // pglock::duration_text, the style of the locks view and the CLI.
     static QString formatDuration(double seconds);
 
 signals:

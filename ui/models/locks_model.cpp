@@ -1,6 +1,7 @@
 #include "models/locks_model.hpp"
 #include "models/plain_text.hpp"
 
+#include "pglock/duration_text.hpp"
 #include "pglock/resolve.hpp"
 
 #include "stores/name_import.hpp"
@@ -768,16 +769,7 @@ double LocksModel::idleSeconds(const LockRow& row) const { return idleSecondsOf(
 
 bool LocksModel::highlighted(const LockRow& row) const { return row.idleInTx && idleSeconds(row) > idleThreshold_; }
 
-QString LocksModel::formatDuration(double seconds) {
-    if (!(seconds > 0)) seconds = 0;  // also NaN
-    const auto tenths = std::llround(seconds * 10);
-    if (tenths < 600) return QStringLiteral("%1.%2 s").arg(tenths / 10).arg(tenths % 10);
-    // Whole seconds from here on; at least 60, since 59.96 rounded to "60.0 s" above.
-    const auto s = std::max(60LL, static_cast<long long>(std::floor(seconds)));
-    if (s < 3600) return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60, 2, 10, QChar('0'));
-    if (s < 86400) return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QChar('0'));
-    return QStringLiteral("%1 d %2 h").arg(s / 86400).arg((s % 86400) / 3600, 2, 10, QChar('0'));
-}
+QString LocksModel::formatDuration(double seconds) { return QString::fromStdString(pglock::duration_text(seconds)); }
 
 QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
     const LockEntry& e = *row.entry;

@@ -125,7 +125,7 @@ public:
     // tests can check it in release builds too.
     bool invariantsHold() const;
 
-    // "4.2 s", "3 min 05 s", "1 h 02 min", "2 d 03 h".
+    // pglock::duration_text: "250ms", "4.2s", "3m5s", "1h2m", "2d3h".
     static QString formatDuration(double seconds);
 
     QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;

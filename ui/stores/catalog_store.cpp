@@ -106,10 +106,10 @@ void CatalogStore::openDatabase() {
     };
     // SQLite opens any file lazily; the first statement is what finds "file is not a database".
     QSqlQuery q(db);
-    if (!q.exec(QStringLiteral("PRAGMA application_id")) || !q.next()) return sqliteFailure(q.lastError());
+    if (!q.exec(QString::fromLatin1(format::read_application_id.data(), qsizetype(format::read_application_id.size()))) || !q.next()) return sqliteFailure(q.lastError());
     const auto appId = static_cast<std::int32_t>(q.value(0).toLongLong());
     std::vector<format::SchemaObject> schema;
-    if (!q.exec(QStringLiteral("SELECT type, name, sql FROM sqlite_master"))) return sqliteFailure(q.lastError());
+    if (!q.exec(QString::fromLatin1(format::read_schema.data(), qsizetype(format::read_schema.size())))) return sqliteFailure(q.lastError());
     while (q.next()) schema.push_back({q.value(0).toString().toStdString(), q.value(1).toString().toStdString(),
                                        q.value(2).toString().toStdString()});
     const format::Recognition seen = format::recognize_catalog(newFile, appId, schema);
@@ -128,7 +128,7 @@ void CatalogStore::openDatabase() {
                               for (const QString& sql :
                                    {QString::fromLatin1(format::create_table.data(), qsizetype(format::create_table.size())),
                                     QString::fromLatin1(format::create_index.data(), qsizetype(format::create_index.size())),
-                                    QStringLiteral("PRAGMA application_id = %1").arg(format::application_id)}) {
+                                    QString::fromLatin1(format::set_application_id.data(), qsizetype(format::set_application_id.size())) + QString::number(format::application_id)}) {
                                   if (!q.exec(sql)) return false;
                               }
                               return true;

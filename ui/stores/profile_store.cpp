@@ -2,18 +2,11 @@
 
 #include <QUrl>
 
+#include "pglock/conninfo.hpp"
 #include "pglock/conninfo_secrets.hpp"
 
 namespace lockscope {
 namespace {
-
-// libpq conninfo values: single-quoted, with \ and ' escaped.
-QString quoted(const QString& value) {
-    QString out = value;
-    out.replace(QLatin1Char('\\'), QLatin1String("\\\\"));
-    out.replace(QLatin1Char('\''), QLatin1String("\\'"));
-    return QLatin1Char('\'') + out + QLatin1Char('\'');
-}
 
 QString group(const QString& name) { return QStringLiteral("profiles/") + QString::fromLatin1(name.toUtf8().toHex()); }
 
@@ -21,9 +14,9 @@ QString group(const QString& name) { return QStringLiteral("profiles/") + QStrin
 
 QString ConnectionProfile::toConninfo() const {
     if (!conninfo.trimmed().isEmpty()) return conninfo.trimmed();
-    QStringList parts;
+    std::vector<pglock::ConninfoOption> options;
     auto add = [&](const char* key, const QString& value) {
-        if (!value.trimmed().isEmpty()) parts << QString::fromLatin1(key) + QLatin1Char('=') + quoted(value.trimmed());
+        if (!value.trimmed().isEmpty()) options.push_back({key, value.trimmed().toStdString()});
     };
     add("host", host);
     add("port", port);
@@ -31,7 +24,7 @@ QString ConnectionProfile::toConninfo() const {
     add("user", user);
     add("sslmode", sslmode);
     add("application_name", applicationName.isEmpty() ? QStringLiteral("lockscope") : applicationName);
-    return parts.join(QLatin1Char(' '));
+    return QString::fromStdString(pglock::conninfo_string(options));
 }
 
 QStringList ProfileStore::names() const {

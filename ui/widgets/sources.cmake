@@ -5,15 +5,12 @@ list(APPEND LOCKSCOPE_UI_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/shortcuts_dialog.cpp
   ${CMAKE_CURRENT_LIST_DIR}/main_window_keys.cpp
   ${CMAKE_CURRENT_LIST_DIR}/settings_dialog.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/../stores/app_settings.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plain_message_box.hpp
   ${CMAKE_CURRENT_LIST_DIR}/connection_dialog.cpp
   ${CMAKE_CURRENT_LIST_DIR}/resolver_panel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/session_panel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_panel.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/name_input.cpp
-  # Profiles are a store, listed here so that ui/stores/sources.cmake stays the catalog's.
-  ${CMAKE_CURRENT_LIST_DIR}/../stores/profile_store.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/name_input.cpp)
 # Operator actions: the take-lock dialog and the "My locks" panel (they talk to ui/actions).
 list(APPEND LOCKSCOPE_UI_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/main_window_actions.cpp

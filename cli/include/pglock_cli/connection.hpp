@@ -2,9 +2,9 @@
 #pragma once
 
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "pglock/conninfo.hpp"
 #include "pglock/pool.hpp"
 
 namespace pglock::cli {
@@ -15,8 +15,8 @@ namespace pglock::cli {
 // 2 s count as 2 s; 0 or negative means wait without a limit).
 PoolOptions pool_options_for(const std::string& dsn, std::size_t max_size);
 
-// The options a DSN sets (keyword, value), parsed by libpq itself; throws
-// Error{connection_failed, "invalid --dsn: ..."} when libpq cannot parse it.
-std::vector<std::pair<std::string, std::string>> dsn_options(const std::string& dsn);
+// The options a DSN sets (pglock::conninfo_options); throws Error{connection_failed,
+// "invalid --dsn: ..."} when libpq cannot parse it.
+std::vector<ConninfoOption> dsn_options(const std::string& dsn);
 
 }  // namespace pglock::cli

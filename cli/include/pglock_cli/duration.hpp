@@ -1,4 +1,5 @@
-// Durations on the command line, Go style: "500ms", "30s", "5m", "1h", "1.5s", "1m30s".
+// Durations on the command line, Go style: "500ms", "30s", "5m", "1h", "1.5s", "1m30s". They are
+// written back with pglock::duration_text, the style of every front end.
 #pragma once
 
 #include <chrono>
@@ -20,8 +21,5 @@ std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text);
 // Why `text` is refused ("not a duration ...", "out of range ..."), or "" when parse_duration
 // takes it.
 std::string duration_error(std::string_view text);
-
-// A short human form: "300ms", "1.5s", "2m", "1h30m" (millisecond precision).
-std::string format_duration(std::chrono::nanoseconds d);
 
 }  // namespace pglock::cli

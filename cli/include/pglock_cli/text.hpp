@@ -4,10 +4,12 @@
 #include <string>
 #include <string_view>
 
+#include "pglock/text.hpp"
+
 namespace pglock::cli {
 
-// Strict UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
-bool is_valid_utf8(std::string_view bytes) noexcept;
+// Strict UTF-8 is core's (pglock/text.hpp): is_valid_utf8, decode_utf8.
+using pglock::is_valid_utf8;
 
 // A JSON string literal, quotes included. Valid UTF-8 passes through; `"` and `\` are escaped;
 // control characters (U+0000..U+001F) and DEL become \u00XX. Each byte that does not begin a

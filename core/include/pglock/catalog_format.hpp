@@ -22,6 +22,15 @@ inline constexpr std::string_view create_table =
     "note TEXT NOT NULL DEFAULT '', owner TEXT NOT NULL DEFAULT '', added_at TEXT NOT NULL)";
 inline constexpr std::string_view create_index = "CREATE INDEX IF NOT EXISTS names_key ON names(key)";
 
+// The statements by which each side reads the facts recognize_catalog() judges: the file's
+// application_id (one integer) and its schema (type, name, sql per row; see SchemaObject).
+inline constexpr std::string_view read_application_id = "PRAGMA application_id";
+inline constexpr std::string_view read_schema = "SELECT type, name, sql FROM sqlite_master";
+// Marks a file as a catalog: "PRAGMA application_id = " followed by application_id.
+inline constexpr std::string_view set_application_id = "PRAGMA application_id = ";
+// Every name of a catalog, as the exact bytes (a BLOB; a TEXT row reads as its UTF-8).
+inline constexpr std::string_view select_names = "SELECT name FROM names";
+
 // One row of sqlite_master (type, name, sql; sql is empty for SQLite's automatic indexes).
 struct SchemaObject {
     std::string type;

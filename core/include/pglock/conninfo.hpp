@@ -1,10 +1,30 @@
-// Checks on connection strings, parsed by libpq itself (conninfo "k=v ..." or postgresql:// URIs).
+// Connection strings, parsed by libpq itself (conninfo "k=v ..." or postgresql:// URIs): their
+// settings, how to write one, and the checks every front end makes before connecting.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace pglock {
+
+// One setting of a connection string as libpq reads it.
+struct ConninfoOption {
+    std::string keyword;
+    std::string value;
+};
+
+// The settings the string gives (keyword=value or URI, read by libpq's PQconninfoParse), in
+// libpq's keyword order, unset keywords left out; nullopt when libpq refuses the string
+// (conninfo_error() says why, with any password masked).
+std::optional<std::vector<ConninfoOption>> conninfo_options(const std::string& conninfo);
+
+// `value` as a keyword=value value: single-quoted, backslash and quote escaped (libpq's rule).
+std::string conninfo_quote(std::string_view value);
+
+// The settings as a "keyword='value' ..." string, each value conninfo_quote()d.
+std::string conninfo_string(const std::vector<ConninfoOption>& options);
 
 // libpq's complaint about a connection string, or nullopt when it parses and its port,
 // timeouts and mode keywords (sslmode, target_session_attrs, ...) hold values libpq accepts.

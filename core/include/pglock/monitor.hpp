@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pglock/context.hpp"
@@ -114,6 +115,20 @@ void name_from_holders(Snapshot& snapshot);
 
 // Runs the poll on `session` (which should be dedicated to monitoring). Throws pglock::Error.
 Snapshot poll(Session& session, const Context& ctx = {});
+
+// What an operator can do to a backend the poll shows, during an incident.
+enum class BackendSignal {
+    cancel_query,  // pg_cancel_backend: the running statement fails, the session stays
+    terminate,     // pg_terminate_backend: the session ends, its session-level locks go with it
+};
+
+// The statement that sends `signal` ($1: the backend's pid; one boolean column).
+std::string_view backend_signal_sql(BackendSignal signal) noexcept;
+
+// Sends `signal` to backend `pid` on `session`. True when the server signalled it; false when
+// the pid is no backend of that server (any more). Throws pglock::Error, e.g. with SQLSTATE
+// sqlstate::insufficient_privilege when the role may not signal that backend.
+bool signal_backend(Session& session, int pid, BackendSignal signal, const Context& ctx = {});
 
 // A hold: (lock, pid) seen granted from `start` until `end` (nullopt while it lasts).
 struct Hold {
