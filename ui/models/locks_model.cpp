@@ -1,4 +1,5 @@
 #include "models/locks_model.hpp"
+#include "models/lock_facts.hpp"
 #include "models/plain_text.hpp"
 
 #include "pglock/duration_text.hpp"
@@ -19,6 +20,7 @@
 
 namespace lockscope {
 
+using namespace facts;
 using pglock::monitor::Backend;
 using pglock::monitor::KeyForm;
 using pglock::monitor::LockEntry;
@@ -47,55 +49,6 @@ QString elide(const std::string& text) {
 
 QString int4PairText(const LockEntry& e) { return QString::fromStdString(pglock::int4_pair_text(e.pair_first, e.pair_second)); }
 
-const Backend* backendOf(const Snapshot& snap, int pid) {
-    const auto it = snap.backends.find(pid);
-    return it == snap.backends.end() ? nullptr : &it->second;
-}
-
-bool isIdleInTx(std::string_view state) { return state.starts_with("idle in transaction"); }
-
-// How bad a holder's state is for the lock: a session sitting idle inside a transaction keeps its
-// locks (and the xmin horizon) for nothing, an idle session holding a session lock may have leaked
-// it, an active one is working. Unknown states (not visible, "disabled") rank lowest.
-int stateRank(std::string_view state) {
-    if (state == "idle in transaction (aborted)") return 4;
-    if (state == "idle in transaction") return 3;
-    if (state == "idle") return 2;
-    if (state == "active" || state == "fastpath function call") return 1;
-    return 0;
-}
-
-// "" for a session we cannot see (no privilege: pg_stat_activity shows NULL state and address);
-// "local" for a unix-socket client, whose client_addr is NULL too.
-std::string_view clientOf(const Backend* b) {
-    if (!b || b->state.empty()) return b && !b->client_addr.empty() ? std::string_view(b->client_addr) : std::string_view();
-    return b->client_addr.empty() ? std::string_view("local") : std::string_view(b->client_addr);
-}
-
-enum class Field { application, user, client, host };
-
-std::string_view fieldOf(const Backend* b, Field f) {
-    if (!b) return {};
-    switch (f) {
-    case Field::application: return b->application_name;
-    case Field::user: return b->usename;
-    case Field::client: return clientOf(b);
-    case Field::host: return b->client_hostname;
-    }
-    return {};
-}
-
-// The distinct non-empty values of a field over the holders, in holder (pid) order: what the
-// Application / User / Client cells show. Used both by data() and by the merge's comparison, so
-// that "changed" means exactly "shows something else".
-void distinctValues(const LockEntry& e, const Snapshot& s, Field f, std::vector<std::string_view>& out) {
-    out.clear();
-    for (const auto& h : e.holders) {
-        const std::string_view v = fieldOf(backendOf(s, h.pid), f);
-        if (!v.empty() && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
-    }
-}
-
 QString joined(const std::vector<std::string_view>& values) {
     QString out;
     for (const auto& v : values) {
@@ -103,37 +56,6 @@ QString joined(const std::vector<std::string_view>& values) {
         out += qs(v);
     }
     return out;
-}
-
-bool sameDistinct(const LockEntry& a, const Snapshot& sa, const LockEntry& b, const Snapshot& sb, Field f) {
-    std::vector<std::string_view> va, vb;
-    distinctValues(a, sa, f, va);
-    distinctValues(b, sb, f, vb);
-    return va == vb;
-}
-
-std::string_view worstState(const LockEntry& e, const Snapshot& s) {
-    std::string_view worst;
-    int rank = -1;
-    for (const auto& h : e.holders) {
-        const Backend* b = backendOf(s, h.pid);
-        const std::string_view state = b ? std::string_view(b->state) : std::string_view();
-        if (stateRank(state) > rank) {
-            rank = stateRank(state);
-            worst = state;
-        }
-    }
-    return worst;
-}
-
-enum class LockMode { none, exclusive, shared, mixed };
-
-LockMode modeOf(const LockEntry& e) {
-    bool shared = false, exclusive = false;
-    for (const auto& h : e.holders) (h.shared ? shared : exclusive) = true;
-    if (shared && exclusive) return LockMode::mixed;
-    if (shared) return LockMode::shared;
-    return exclusive ? LockMode::exclusive : LockMode::none;
 }
 
 QString modeText(LockMode m) {
@@ -144,79 +66,6 @@ QString modeText(LockMode m) {
     case LockMode::none: break;
     }
     return {};
-}
-
-bool samePids(const LockEntry& a, const LockEntry& b) {
-    return std::equal(a.holders.begin(), a.holders.end(), b.holders.begin(), b.holders.end(),
-                      [](const auto& x, const auto& y) { return x.pid == y.pid; });
-}
-
-bool sameHolders(const LockEntry& a, const LockEntry& b) {
-    return std::equal(a.holders.begin(), a.holders.end(), b.holders.begin(), b.holders.end(),
-                      [](const auto& x, const auto& y) { return x.pid == y.pid && x.shared == y.shared; });
-}
-
-// The Holders tooltip lists each holder's query, the State tooltip each holder's state. For two
-// entries with the same holder pids: does `member` of every holder's session agree?
-bool sameHolderField(const LockEntry& a, const Snapshot& sa, const LockEntry& b, const Snapshot& sb,
-                     std::string Backend::*member) {
-    for (std::size_t i = 0; i < a.holders.size(); ++i) {
-        const Backend* x = backendOf(sa, a.holders[i].pid);
-        const Backend* y = backendOf(sb, b.holders[i].pid);
-        if (!x || !y) {
-            if (x != y) return false;
-            continue;
-        }
-        if (x->*member != y->*member) return false;
-    }
-    return true;
-}
-
-bool anyIdleInTx(const LockEntry& e, const Snapshot& s) {
-    return std::any_of(e.holders.begin(), e.holders.end(), [&](const auto& h) {
-        const Backend* b = backendOf(s, h.pid);
-        return b && isIdleInTx(b->state);
-    });
-}
-
-// The longest time a holder has been idle in transaction, by the snapshot's own clock; < 0 if none.
-double idleSecondsOf(const LockEntry& e, const Snapshot& s) {
-    double idle = -1;
-    for (const auto& h : e.holders) {
-        const Backend* b = backendOf(s, h.pid);
-        if (b && isIdleInTx(b->state) && b->state_change) idle = std::max(idle, std::max(0.0, s.server_now - *b->state_change));
-    }
-    return idle;
-}
-
-// state_change is left out: the model shows it only as the idle-in-transaction time of a
-// holder, which diffLock() compares for every row with such a holder anyway. Counting it here
-// would make every lock of an active session (whose state_change moves with each query) "dirty"
-// and worth a full comparison on every poll.
-bool sameBackendForDisplay(const Backend& a, const Backend& b) {
-    return a.state == b.state && a.application_name == b.application_name &&
-           a.usename == b.usename && a.client_addr == b.client_addr && a.client_hostname == b.client_hostname &&
-           a.query == b.query;
-}
-
-// The pids whose pg_stat_activity row changed in a way the model shows, sorted. One linear walk
-// over the two pid-ordered maps: a lock row whose holders did not change only needs a look here.
-std::vector<int> changedPids(const std::map<int, Backend>& before, const std::map<int, Backend>& after) {
-    std::vector<int> out;
-    auto a = before.begin();
-    auto b = after.begin();
-    while (a != before.end() || b != after.end()) {
-        if (b == after.end() || (a != before.end() && a->first < b->first)) {
-            out.push_back((a++)->first);
-        } else if (a == before.end() || b->first < a->first) {
-            out.push_back((b++)->first);
-        } else {
-            if (!sameBackendForDisplay(a->second, b->second)) out.push_back(a->first);
-            ++a;
-            ++b;
-        }
-    }
-    return out;
 }
 
 QString pidList(const std::vector<int>& pids) {
