@@ -1,4 +1,5 @@
 #include "models/locks_model.hpp"
+#include "models/lock_columns.hpp"
 #include "models/lock_facts.hpp"
 #include "models/plain_text.hpp"
 
@@ -132,14 +133,12 @@ LocksModel::LockRow LocksModel::makeRow(const LockEntry& entry, const Snapshot& 
 
 // ---- the merge ------------------------------------------------------------------------------
 
-// Which columns of a lock row show something else with `entry` than with what `old` points at.
-// Held for is time-driven (tick()); here it changes only with the set of holders.
+// Which cells of a lock row show something else with `entry` than with what `old` points at: the
+// column table's answer (lock_columns.cpp) per column, plus the changes that touch the whole row.
 unsigned LocksModel::diffLock(const LockRow& old, const LockEntry& entry, const Snapshot& snap,
                               const std::vector<int>& changed, bool& idleInTx) const {
     const LockEntry& before = *old.entry;
     const Snapshot& then = *old.snap;
-    unsigned mask = 0;
-    if (before.waiters.size() != entry.waiters.size()) mask |= bit(Waiters);
 
     // Clean: same holders, and none of their sessions changed. Most rows of most polls are clean
     // and cost a few comparisons, without a single backend lookup.
@@ -147,38 +146,26 @@ unsigned LocksModel::diffLock(const LockRow& old, const LockEntry& entry, const 
     for (std::size_t i = 0; !dirty && i < entry.holders.size(); ++i)
         dirty = std::binary_search(changed.begin(), changed.end(), entry.holders[i].pid);
     idleInTx = dirty ? anyIdleInTx(entry, snap) : old.idleInTx;
-    if (dirty) {
-        if (modeOf(before) != modeOf(entry)) mask |= bit(Mode);
-        const bool pids = samePids(before, entry);
-        if (!pids)
-            mask |= bit(Holders) | bit(HeldFor);
-        else if (!sameHolderField(before, then, entry, snap, &Backend::query))
-            mask |= bit(Holders);
-        if (!pids || worstState(before, then) != worstState(entry, snap) ||
-            !sameHolderField(before, then, entry, snap, &Backend::state))
-            mask |= bit(State);
-        if (!sameDistinct(before, then, entry, snap, Field::application)) mask |= bit(Application);
-        if (!sameDistinct(before, then, entry, snap, Field::user)) mask |= bit(User);
-        if (!sameDistinct(before, then, entry, snap, Field::client) || !sameDistinct(before, then, entry, snap, Field::host))
-            mask |= bit(Client);
-        // The holder-given name follows the holders' application_name.
-        if (before.holder_name.has_value() != entry.holder_name.has_value() ||
-            (entry.holder_name && (before.holder_name->name != entry.holder_name->name ||
-                                   before.holder_name->verified != entry.holder_name->verified)))
-            mask |= bit(Name);
-        const auto own = [this](const LockEntry& e) {
-            return std::any_of(e.holders.begin(), e.holders.end(), [this](const auto& h) { return ownPids_.contains(h.pid); });
-        };
-        if (own(before) != own(entry)) mask |= kAllColumns;  // the font of the whole row
+
+    const columns::LockChange change{before, then, entry, snap};
+    unsigned mask = 0;
+    for (int c = 0; c < ColumnCount; ++c) {
+        const columns::ColumnSpec& column = columns::spec(c);
+        bool ask = false;
+        switch (column.asked) {
+        case columns::Asked::everyPoll: ask = true; break;
+        case columns::Asked::whenHoldersMoved: ask = dirty; break;
+        case columns::Asked::whenHoldersMovedOrIdle: ask = dirty || old.idleInTx; break;
+        case columns::Asked::never: break;
+        }
+        if (ask && column.lockChanged(change)) mask |= bit(c);
     }
-    if (dirty || old.idleInTx) {
-        // Time moved on the server: the idle seconds (State tooltip and role) and maybe the highlight.
-        const double was = idleSecondsOf(before, then), is = idleSecondsOf(entry, snap);
-        if ((was > idleThreshold_) != (is > idleThreshold_))
-            mask |= kAllColumns;  // background of the whole row
-        else if (was != is)
-            mask |= bit(State);
-    }
+
+    // Row-wide: the italics of a lock this application holds, the highlight of one held idle in
+    // transaction past the threshold (time moved on the server since the last poll).
+    if (dirty && isOwnEntry(before) != isOwnEntry(entry)) mask |= kAllColumns;
+    if ((dirty || old.idleInTx) && (idleSecondsOf(before, then) > idleThreshold_) != (idleSecondsOf(entry, snap) > idleThreshold_))
+        mask |= kAllColumns;
     return mask;
 }
 
@@ -315,20 +302,13 @@ void LocksModel::mergeWaiters(int lockRow, const std::vector<WaiterRow>& next) {
             const WaiterRow& a = cur[i];
             const WaiterRow& b = next[k];
             unsigned mask = 0;
-            if (a.waiter->shared != b.waiter->shared) mask |= bit(Mode);
-            if (a.waiter->blocked_by != b.waiter->blocked_by) mask |= bit(Holders);
-            if (a.waiter->wait_start != b.waiter->wait_start || a.waiter->xmin_since != b.waiter->xmin_since ||
-                a.waiter->xmin_age != b.waiter->xmin_age)
-                mask |= bit(HeldFor);
-            const auto field = [](const Backend* be, auto member) { return be ? std::string_view(be->*member) : std::string_view(); };
-            if (field(a.backend, &Backend::query) != field(b.backend, &Backend::query)) {
-                mask |= kAllColumns;  // the query is every cell's tooltip
+            const auto query = [](const Backend* be) { return be ? std::string_view(be->query) : std::string_view(); };
+            if (query(a.backend) != query(b.backend)) {
+                mask = kAllColumns;  // the query is every cell's tooltip
             } else {
-                if (field(a.backend, &Backend::state) != field(b.backend, &Backend::state)) mask |= bit(State);
-                if (field(a.backend, &Backend::application_name) != field(b.backend, &Backend::application_name))
-                    mask |= bit(Application);
-                if (field(a.backend, &Backend::usename) != field(b.backend, &Backend::usename)) mask |= bit(User);
-                if (clientOf(a.backend) != clientOf(b.backend)) mask |= bit(Client);
+                const columns::WaiterChange change{*a.waiter, a.backend, *b.waiter, b.backend};
+                for (int c = 0; c < ColumnCount; ++c)
+                    if (columns::spec(c).waiterChanged(change)) mask |= bit(c);
             }
             cur[i] = b;
             if (mask) changes.emplace_back(static_cast<int>(i), mask);
@@ -390,12 +370,15 @@ void LocksModel::tick() {
     if (n == 0 || stale_) return;
     // The highlight of a hold or wait over its threshold comes with time too.
     const QList<int> roles{Qt::DisplayRole, SortRole, Qt::BackgroundRole, Qt::ForegroundRole};
-    emit dataChanged(index(0, HeldFor), index(n - 1, HeldFor), roles);
-    for (int r = 0; r < n; ++r) {
-        const auto& w = lockAt(r).waiters;
-        if (w.empty()) continue;
-        const QModelIndex parent = index(r, 0);
-        emit dataChanged(index(0, HeldFor, parent), index(static_cast<int>(w.size()) - 1, HeldFor, parent), roles);
+    for (int c = 0; c < ColumnCount; ++c) {
+        if (!columns::spec(c).ticks) continue;
+        emit dataChanged(index(0, c), index(n - 1, c), roles);
+        for (int r = 0; r < n; ++r) {
+            const auto& w = lockAt(r).waiters;
+            if (w.empty()) continue;
+            const QModelIndex parent = index(r, 0);
+            emit dataChanged(index(0, c, parent), index(static_cast<int>(w.size()) - 1, c, parent), roles);
+        }
     }
 }
 
@@ -423,7 +406,11 @@ void LocksModel::setOwnPids(QSet<int> pids) {
     std::vector<std::pair<int, unsigned>> changes;
     for (int r = 0; r < lockCount(); ++r) {
         const LockRow& row = lockAt(r);
-        if (holdsAny(row, before) != holdsAny(row, ownPids_)) changes.emplace_back(r, kAllColumns);
+        if (holdsAny(row, before) != holdsAny(row, ownPids_))
+            changes.emplace_back(r, kAllColumns);  // the italics of the whole row
+        else if (std::any_of(row.entry->holders.begin(), row.entry->holders.end(),
+                             [&](const auto& h) { return before.contains(h.pid) != ownPids_.contains(h.pid); }))
+            changes.emplace_back(r, bit(Holders));  // "(this app)" moved to another holder
         std::vector<std::pair<int, unsigned>> kids;
         for (std::size_t i = 0; i < row.waiters.size(); ++i)
             if (before.contains(row.waiters[i].pid) != ownPids_.contains(row.waiters[i].pid)) kids.emplace_back(static_cast<int>(i), kAllColumns);
@@ -534,34 +521,13 @@ Qt::ItemFlags LocksModel::flags(const QModelIndex& index) const {
 
 QVariant LocksModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-    if (role == Qt::DisplayRole) {
-        switch (static_cast<Column>(section)) {
-        case Name: return tr("Name");
-        case Key: return tr("Key");
-        case Mode: return tr("Mode");
-        case Holders: return tr("Holders");
-        case State: return tr("State");
-        case Application: return tr("Application");
-        case User: return tr("User");
-        case Client: return tr("Client");
-        case HeldFor: return tr("Held for");
-        case Waiters: return tr("Waiters");
-        case ColumnCount: break;
-        }
-    } else if (role == Qt::ToolTipRole) {
-        switch (static_cast<Column>(section)) {
-        case Name: return tr("The lock's name from the catalog, or \"unknown\"");
-        case Key: return tr("The advisory key (bigint) as pg_advisory_lock takes it");
-        case State: return tr("The holders' session state; with several holders the worst one");
-        case Client: return tr("The client address; \"local\" for a unix-socket connection");
-        case HeldFor: return tr("Time since the oldest current holder took the lock");
-        case Waiters: return tr("Sessions waiting for the lock");
-        default: break;
-        }
-    } else if (role == Qt::TextAlignmentRole && (section == Key || section == HeldFor || section == Waiters)) {
-        return int(Qt::AlignRight | Qt::AlignVCenter);
+    const columns::ColumnSpec& column = columns::spec(section);
+    switch (role) {
+    case Qt::DisplayRole: return tr(column.header);
+    case Qt::ToolTipRole: return column.headerTip ? QVariant(tr(column.headerTip)) : QVariant();
+    case Qt::TextAlignmentRole: return column.alignRight ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
+    default: return {};
     }
-    return {};
 }
 
 QVariant LocksModel::data(const QModelIndex& index, int role) const {
@@ -601,8 +567,10 @@ LockName LocksModel::shownName(const LockRow& row) const {
     return decideLockName(row.id, row.entry->key, facts);
 }
 
-bool LocksModel::isOwn(const LockRow& row) const {
-    return std::any_of(row.entry->holders.begin(), row.entry->holders.end(), [this](const auto& h) { return ownPids_.contains(h.pid); });
+bool LocksModel::isOwn(const LockRow& row) const { return isOwnEntry(*row.entry); }
+
+bool LocksModel::isOwnEntry(const LockEntry& entry) const {
+    return std::any_of(entry.holders.begin(), entry.holders.end(), [this](const auto& h) { return ownPids_.contains(h.pid); });
 }
 
 std::optional<double> LocksModel::heldSeconds(const LockRow& row) const {
@@ -750,7 +718,7 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
         if (column == Waiters && !e.waiters.empty()) return theme::waitersIcon();
         return {};
     case Qt::TextAlignmentRole:
-        if (column == Key || column == HeldFor || column == Waiters) return int(Qt::AlignRight | Qt::AlignVCenter);
+        if (columns::spec(column).alignRight) return int(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case KeyRole: return QVariant::fromValue(static_cast<qint64>(e.key));
     case PidsRole: {
@@ -863,7 +831,7 @@ QVariant LocksModel::waiterData(const LockRow& lock, const WaiterRow& w, int col
         }
         return {};
     case Qt::TextAlignmentRole:
-        if (column == HeldFor) return int(Qt::AlignRight | Qt::AlignVCenter);
+        if (columns::spec(column).alignRight) return int(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case KeyRole: return QVariant::fromValue(static_cast<qint64>(lock.entry->key));
     case PidsRole: return QVariant::fromValue(QList<int>{w.pid});
