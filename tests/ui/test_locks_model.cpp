@@ -11,6 +11,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <random>
@@ -19,6 +20,7 @@
 
 #include "models/locks_filter_proxy.hpp"
 #include "models/locks_model.hpp"
+#include "theme/app_palette.hpp"
 #include "locks_test_world.hpp"
 #include "shown_text.hpp"
 
@@ -151,6 +153,16 @@ Cells shownCells(const LocksModel& model) {
         for (int k = 0; k < model.rowCount(lock); ++k) add(model.index(k, 0, lock));
     }
     return out;
+}
+
+// WCAG contrast ratio of two colours (1 to 21); 4.5 is the minimum for body text.
+double contrast(const QColor& a, const QColor& b) {
+    const auto luminance = [](const QColor& c) {
+        const auto channel = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+        return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF());
+    };
+    const double x = luminance(a), y = luminance(b);
+    return (std::max(x, y) + 0.05) / (std::min(x, y) + 0.05);
 }
 
 }  // namespace
@@ -512,6 +524,43 @@ private slots:
         QVERIFY(!f.lockIndex(1, LocksModel::Waiters).data(Qt::DecorationRole).value<QIcon>().isNull());
         QVERIFY(!f.lockIndex(2, LocksModel::Waiters).data(Qt::BackgroundRole).isValid());
         QVERIFY(f.lockIndex(2, LocksModel::Waiters).data(Qt::DecorationRole).isNull());
+    }
+
+    // Every highlight (idle in transaction, waiters, a long hold, a long wait) and the grey of
+    // stale rows reads in the light and the dark theme: the text of every cell has a contrast of
+    // at least 4.5 against what the cell is drawn on, fresh and stale.
+    void highlights_read_in_both_themes() {
+        for (const auto mode : {lockscope::theme::Mode::light, lockscope::theme::Mode::dark}) {
+            lockscope::theme::apply(mode);
+            Fixture f;
+            f.model.setHeldSinceProvider([&f](const LockId&, int) -> std::optional<double> { return f.world.now - 100; });
+            f.world.add(1, {101}, {201});
+            f.world.lock(1).waiters[0].wait_start = f.world.now - 20;
+            f.world.add(2, {102});
+            f.world.backend(102).state = "idle in transaction";
+            f.world.backend(102).state_change = f.world.now - 120;
+            f.world.add(3, {103});
+            f.model.setOwnPids({103});
+            f.poll(0);
+            for (const bool stale : {false, true}) {
+                f.model.setStale(stale);
+                const QPalette palette = QGuiApplication::palette();
+                int tinted = 0;
+                for (const auto& [cell, values] : shownCells(f.model)) {
+                    const QVariant bg = values[2], fg = values[3];
+                    tinted += bg.isValid();
+                    const QColor back = bg.isValid() ? bg.value<QColor>() : palette.color(QPalette::Base);
+                    const QColor text = fg.isValid() ? fg.value<QColor>() : palette.color(QPalette::Text);
+                    QVERIFY2(contrast(text, back) >= 4.5,
+                             qPrintable(QStringLiteral("%1 theme%2: %3: %4 on %5, contrast %6")
+                                            .arg(lockscope::theme::toString(mode), stale ? QStringLiteral(", stale") : QString(), cell,
+                                                 text.name(), back.name())
+                                            .arg(contrast(text, back), 0, 'f', 2)));
+                }
+                if (!stale) QVERIFY(tinted >= 3);  // the test sees highlights at all
+            }
+        }
+        lockscope::theme::apply(lockscope::theme::Mode::system);
     }
 
     void persistent_indexes_survive_polls() {

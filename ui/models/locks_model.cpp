@@ -705,7 +705,9 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
         return {};
     case Qt::BackgroundRole:
     case Qt::ForegroundRole: {
-        if (role == Qt::ForegroundRole && stale_) return theme::staleText();
+        // Stale: grey text on the plain background. A highlight says "look at this now", which
+        // an old poll cannot back up, and grey does not read on a tint.
+        if (stale_) return role == Qt::ForegroundRole ? QVariant(theme::staleText()) : QVariant();
         // Idle in transaction: the whole row. Waiters: their cell (with an icon), a long hold: its cell.
         std::optional<theme::Tint> tint;
         if (highlighted(row)) tint = theme::Tint::attention;
@@ -814,7 +816,7 @@ QVariant LocksModel::waiterData(const LockRow& lock, const WaiterRow& w, int col
         return b && !b->query.empty() ? QVariant(elide(b->query)) : QVariant();
     case Qt::BackgroundRole:
     case Qt::ForegroundRole: {
-        if (role == Qt::ForegroundRole && stale_) return theme::staleText();
+        if (stale_) return role == Qt::ForegroundRole ? QVariant(theme::staleText()) : QVariant();  // as lockData()
         const bool longWait = waited().value_or(0) >= longWaitThreshold_;
         if (column != HeldFor || !(pinHighlight || longWait)) return {};
         return role == Qt::BackgroundRole ? theme::background(theme::Tint::attention) : theme::foreground(theme::Tint::attention);
