@@ -133,4 +133,11 @@ static_assert(complete(), "every column in Column order, with a header and both 
 
 const ColumnSpec& spec(int column) { return kColumns[column]; }
 
+unsigned columnsAsked(Asked asked) {
+    unsigned mask = 0;
+    for (std::size_t c = 0; c < std::size(kColumns); ++c)
+        if (kColumns[c].asked == asked) mask |= 1u << c;
+    return mask;
+}
+
 }  // namespace lockscope::columns

@@ -54,5 +54,7 @@ struct ColumnSpec {
 
 // The column's entry; `column` in [0, ColumnCount).
 const ColumnSpec& spec(int column);
+// The columns whose entry says `asked`, as a mask (bit c for column c): the merge's loop.
+unsigned columnsAsked(Asked asked);
 
 }  // namespace lockscope::columns

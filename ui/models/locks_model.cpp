@@ -15,6 +15,7 @@
 #include <QStringList>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string_view>
 #include <utility>
@@ -147,18 +148,17 @@ unsigned LocksModel::diffLock(const LockRow& old, const LockEntry& entry, const 
         dirty = std::binary_search(changed.begin(), changed.end(), entry.holders[i].pid);
     idleInTx = dirty ? anyIdleInTx(entry, snap) : old.idleInTx;
 
+    // Only the columns that can have changed are asked (the table says when): a clean row asks
+    // the ones that show facts of the lock itself.
+    static const unsigned everyPoll = columns::columnsAsked(columns::Asked::everyPoll);
+    static const unsigned holdersMoved = columns::columnsAsked(columns::Asked::whenHoldersMoved);
+    static const unsigned orIdle = columns::columnsAsked(columns::Asked::whenHoldersMovedOrIdle);
+    const unsigned ask = everyPoll | (dirty ? holdersMoved : 0u) | (dirty || old.idleInTx ? orIdle : 0u);
     const columns::LockChange change{before, then, entry, snap};
     unsigned mask = 0;
-    for (int c = 0; c < ColumnCount; ++c) {
-        const columns::ColumnSpec& column = columns::spec(c);
-        bool ask = false;
-        switch (column.asked) {
-        case columns::Asked::everyPoll: ask = true; break;
-        case columns::Asked::whenHoldersMoved: ask = dirty; break;
-        case columns::Asked::whenHoldersMovedOrIdle: ask = dirty || old.idleInTx; break;
-        case columns::Asked::never: break;
-        }
-        if (ask && column.lockChanged(change)) mask |= bit(c);
+    for (unsigned left = ask; left != 0; left &= left - 1) {
+        const int c = std::countr_zero(left);
+        if (columns::spec(c).lockChanged(change)) mask |= bit(c);
     }
 
     // Row-wide: the italics of a lock this application holds, the highlight of one held idle in
