@@ -11,6 +11,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <random>
@@ -19,6 +20,7 @@
 
 #include "models/locks_filter_proxy.hpp"
 #include "models/locks_model.hpp"
+#include "theme/app_palette.hpp"
 #include "locks_test_world.hpp"
 #include "shown_text.hpp"
 
@@ -130,6 +132,39 @@ void verifyMatches(const LocksModel& model, const Snapshot& snap) {
     QVERIFY(model.invariantsHold());
 }
 
+
+// Every cell's shown data (the roles a view draws or sorts by), keyed by "K<key>[/w<pid>] <column>".
+using Cells = std::map<QString, QVariantList>;
+Cells shownCells(const LocksModel& model) {
+    static const int roles[] = {Qt::DisplayRole, Qt::ToolTipRole, Qt::BackgroundRole, Qt::ForegroundRole,
+                                Qt::FontRole, Qt::TextAlignmentRole, LocksModel::SortRole};
+    Cells out;
+    const auto add = [&](const QModelIndex& row) {
+        for (int c = 0; c < LocksModel::ColumnCount; ++c) {
+            const QModelIndex idx = row.siblingAtColumn(c);
+            QVariantList values;
+            for (int role : roles) values << idx.data(role);
+            out[rowName(idx) + QLatin1Char(' ') + QString::fromLatin1(kColumnNames[c])] = values;
+        }
+    };
+    for (int r = 0; r < model.rowCount(); ++r) {
+        const QModelIndex lock = model.index(r, 0);
+        add(lock);
+        for (int k = 0; k < model.rowCount(lock); ++k) add(model.index(k, 0, lock));
+    }
+    return out;
+}
+
+// WCAG contrast ratio of two colours (1 to 21); 4.5 is the minimum for body text.
+double contrast(const QColor& a, const QColor& b) {
+    const auto luminance = [](const QColor& c) {
+        const auto channel = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+        return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF());
+    };
+    const double x = luminance(a), y = luminance(b);
+    return (std::max(x, y) + 0.05) / (std::min(x, y) + 0.05);
+}
+
 }  // namespace
 
 class TestLocksModel : public QObject {
@@ -209,10 +244,11 @@ private slots:
 
         f.world.backend(102).application_name = "billing";
         f.world.backend(102).usename = "bob";
-        QCOMPARE(f.poll(), QStringList{"~ K2 Application-User"});
+        // The Holders tooltip names each holder's application (and address) too.
+        QCOMPARE(f.poll(), (QStringList{"~ K2 Holders", "~ K2 Application-User"}));
 
         f.world.backend(104).client_addr = "10.0.0.7";
-        QCOMPARE(f.poll(), QStringList{"~ K4 Client"});
+        QCOMPARE(f.poll(), (QStringList{"~ K4 Holders", "~ K4 Client"}));
         QCOMPARE(f.cell(4, LocksModel::Client), QStringLiteral("10.0.0.7"));
         QCOMPARE(f.cell(1, LocksModel::Client), QStringLiteral("local"));
 
@@ -286,6 +322,83 @@ private slots:
         f.world.backend(202).state = "active";
         QCOMPARE(f.poll(0), QStringList{"~ K2 State"});
         QCOMPARE(f.cell(2, LocksModel::State), QStringLiteral("idle"));
+    }
+
+    // No forgotten diff: after random changes to everything a cell shows (sessions' state,
+    // application, user, address, host and query; holders coming, going and changing mode;
+    // waiters' mode and blockers; the name a holder gives), every surviving cell that shows
+    // something else was announced by dataChanged. Time-driven columns are the exception: tick()
+    // refreshes them.
+    void every_changed_cell_is_announced() {
+        Fixture f;
+        std::mt19937 rng(4242);
+        const auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+        std::vector<std::int64_t> keys;
+        for (int k = 1; k <= 40; ++k) {
+            keys.push_back(k * 104729LL);
+            f.world.add(keys.back(), {100 + k % 12}, k % 3 == 0 ? std::vector<int>{300 + k} : std::vector<int>{});
+        }
+        f.poll();
+        const char* const states[] = {"idle", "active", "idle in transaction", "idle in transaction (aborted)", ""};
+        const char* const texts[] = {"svc", "batch", "", "svc"};
+        for (int round = 0; round < 200; ++round) {
+            const Cells before = shownCells(f.model);
+            std::set<QString> announced;
+            const auto conn = QObject::connect(&f.model, &QAbstractItemModel::dataChanged, [&](const QModelIndex& tl, const QModelIndex& br) {
+                for (int r = tl.row(); r <= br.row(); ++r)
+                    for (int c = tl.column(); c <= br.column(); ++c)
+                        announced.insert(rowName(f.model.index(r, c, tl.parent())) + QLatin1Char(' ') + QString::fromLatin1(kColumnNames[c]));
+            });
+            for (int n = 1 + pick(3); n > 0; --n) {
+                LockEntry& e = f.world.lock(keys[static_cast<std::size_t>(pick(static_cast<int>(keys.size())))]);
+                const int pid = e.holders.empty() ? 100 + pick(12) : e.holders[static_cast<std::size_t>(pick(static_cast<int>(e.holders.size())))].pid;
+                Backend& b = f.world.backend(pid);
+                switch (pick(11)) {
+                case 0: b.state = states[pick(5)]; b.state_change = f.world.now - pick(100); break;
+                case 1: b.application_name = texts[pick(4)]; break;
+                case 2: b.usename = texts[pick(4)]; break;
+                case 3: b.client_addr = pick(2) ? "10.0.0." + std::to_string(pick(3)) : std::string(); break;
+                case 4: b.client_hostname = texts[pick(4)]; break;
+                case 5: b.query = "SELECT " + std::to_string(pick(3)); break;
+                case 6: if (!e.holders.empty()) e.holders.front().shared = !e.holders.front().shared; break;
+                case 7: {  // another holder joins or one leaves
+                    const int other = 100 + pick(12);
+                    auto it = std::find_if(e.holders.begin(), e.holders.end(), [&](const Holder& h) { return h.pid == other; });
+                    if (it != e.holders.end()) e.holders.erase(it);
+                    else e.holders.insert(std::upper_bound(e.holders.begin(), e.holders.end(), other,
+                                                           [](int p, const Holder& h) { return p < h.pid; }), Holder{other, true});
+                    break;
+                }
+                case 8:
+                    if (pick(2)) e.holder_name.reset();
+                    else e.holder_name = HolderName{texts[pick(2)], pick(2) == 0, pid};
+                    break;
+                case 9:
+                    if (!e.waiters.empty()) {
+                        Waiter& w = e.waiters.front();
+                        if (pick(2)) w.shared = !w.shared;
+                        else w.blocked_by = {100 + pick(12)};
+                        f.world.backend(w.pid).application_name = texts[pick(4)];
+                    }
+                    break;
+                case 10: f.model.setOwnPids(pick(2) ? QSet<int>{pid} : QSet<int>{}); break;
+                }
+            }
+            f.world.now += 1;
+            f.model.applySnapshot(f.world.make());
+            QObject::disconnect(conn);
+            f.rec.take();
+            for (const auto& [cell, values] : shownCells(f.model)) {
+                const auto was = before.find(cell);
+                if (was == before.end() || was->second == values || cell.endsWith(QLatin1String(" HeldFor"))) continue;
+                if (announced.count(cell)) continue;
+                qsizetype role = 0;
+                while (was->second[role] == values[role]) ++role;  // which of shownCells()' roles
+                QFAIL(qPrintable(QStringLiteral("round %1: %2 changed unannounced (role #%3: %4 -> %5)")
+                                     .arg(round).arg(cell).arg(role)
+                                     .arg(was->second[role].toString(), values[role].toString())));
+            }
+        }
     }
 
     void waiters_come_and_go_under_their_lock() {
@@ -411,6 +524,43 @@ private slots:
         QVERIFY(!f.lockIndex(1, LocksModel::Waiters).data(Qt::DecorationRole).value<QIcon>().isNull());
         QVERIFY(!f.lockIndex(2, LocksModel::Waiters).data(Qt::BackgroundRole).isValid());
         QVERIFY(f.lockIndex(2, LocksModel::Waiters).data(Qt::DecorationRole).isNull());
+    }
+
+    // Every highlight (idle in transaction, waiters, a long hold, a long wait) and the grey of
+    // stale rows reads in the light and the dark theme: the text of every cell has a contrast of
+    // at least 4.5 against what the cell is drawn on, fresh and stale.
+    void highlights_read_in_both_themes() {
+        for (const auto mode : {lockscope::theme::Mode::light, lockscope::theme::Mode::dark}) {
+            lockscope::theme::apply(mode);
+            Fixture f;
+            f.model.setHeldSinceProvider([&f](const LockId&, int) -> std::optional<double> { return f.world.now - 100; });
+            f.world.add(1, {101}, {201});
+            f.world.lock(1).waiters[0].wait_start = f.world.now - 20;
+            f.world.add(2, {102});
+            f.world.backend(102).state = "idle in transaction";
+            f.world.backend(102).state_change = f.world.now - 120;
+            f.world.add(3, {103});
+            f.model.setOwnPids({103});
+            f.poll(0);
+            for (const bool stale : {false, true}) {
+                f.model.setStale(stale);
+                const QPalette palette = QGuiApplication::palette();
+                int tinted = 0;
+                for (const auto& [cell, values] : shownCells(f.model)) {
+                    const QVariant bg = values[2], fg = values[3];
+                    tinted += bg.isValid();
+                    const QColor back = bg.isValid() ? bg.value<QColor>() : palette.color(QPalette::Base);
+                    const QColor text = fg.isValid() ? fg.value<QColor>() : palette.color(QPalette::Text);
+                    QVERIFY2(contrast(text, back) >= 4.5,
+                             qPrintable(QStringLiteral("%1 theme%2: %3: %4 on %5, contrast %6")
+                                            .arg(lockscope::theme::toString(mode), stale ? QStringLiteral(", stale") : QString(), cell,
+                                                 text.name(), back.name())
+                                            .arg(contrast(text, back), 0, 'f', 2)));
+                }
+                if (!stale) QVERIFY(tinted >= 3);  // the test sees highlights at all
+            }
+        }
+        lockscope::theme::apply(lockscope::theme::Mode::system);
     }
 
     void persistent_indexes_survive_polls() {

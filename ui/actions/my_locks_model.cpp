@@ -2,7 +2,6 @@
 #include "models/plain_text.hpp"
 
 #include <QBrush>
-#include <QColor>
 #include <QFont>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include "actions/lock_controller.hpp"
 #include "models/locks_model.hpp"
 #include "stores/name_import.hpp"
+#include "theme/app_palette.hpp"
 
 namespace lockscope {
 
@@ -68,8 +68,9 @@ QVariant MyLocksModel::data(const QModelIndex& index, int role) const {
         case StateRole: return static_cast<int>(lock->state);
         case ModeRole: return static_cast<int>(lock->mode);
         case Qt::ForegroundRole:
-            if (lock->state == OwnLockState::Lost || lock->state == OwnLockState::Failed) return QBrush(QColor(0xb0, 0x00, 0x20));
-            if (!lock->active()) return QBrush(QColor(0x70, 0x70, 0x70));
+            // From the app's palette: a fixed dark red or grey is unreadable on the dark theme.
+            if (lock->state == OwnLockState::Lost || lock->state == OwnLockState::Failed) return QBrush(theme::errorText());
+            if (!lock->active()) return QBrush(theme::inactiveText());
             return {};
         case Qt::FontRole:
             if (lock->state == OwnLockState::Lost || index.column() == State) {

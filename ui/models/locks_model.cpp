@@ -1,4 +1,6 @@
 #include "models/locks_model.hpp"
+#include "models/lock_columns.hpp"
+#include "models/lock_facts.hpp"
 #include "models/plain_text.hpp"
 
 #include "pglock/duration_text.hpp"
@@ -13,12 +15,14 @@
 #include <QStringList>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string_view>
 #include <utility>
 
 namespace lockscope {
 
+using namespace facts;
 using pglock::monitor::Backend;
 using pglock::monitor::KeyForm;
 using pglock::monitor::LockEntry;
@@ -47,55 +51,6 @@ QString elide(const std::string& text) {
 
 QString int4PairText(const LockEntry& e) { return QString::fromStdString(pglock::int4_pair_text(e.pair_first, e.pair_second)); }
 
-const Backend* backendOf(const Snapshot& snap, int pid) {
-    const auto it = snap.backends.find(pid);
-    return it == snap.backends.end() ? nullptr : &it->second;
-}
-
-bool isIdleInTx(std::string_view state) { return state.starts_with("idle in transaction"); }
-
-// How bad a holder's state is for the lock: a session sitting idle inside a transaction keeps its
-// locks (and the xmin horizon) for nothing, an idle session holding a session lock may have leaked
-// it, an active one is working. Unknown states (not visible, "disabled") rank lowest.
-int stateRank(std::string_view state) {
-    if (state == "idle in transaction (aborted)") return 4;
-    if (state == "idle in transaction") return 3;
-    if (state == "idle") return 2;
-    if (state == "active" || state == "fastpath function call") return 1;
-    return 0;
-}
-
-// "" for a session we cannot see (no privilege: pg_stat_activity shows NULL state and address);
-// "local" for a unix-socket client, whose client_addr is NULL too.
-std::string_view clientOf(const Backend* b) {
-    if (!b || b->state.empty()) return b && !b->client_addr.empty() ? std::string_view(b->client_addr) : std::string_view();
-    return b->client_addr.empty() ? std::string_view("local") : std::string_view(b->client_addr);
-}
-
-enum class Field { application, user, client, host };
-
-std::string_view fieldOf(const Backend* b, Field f) {
-    if (!b) return {};
-    switch (f) {
-    case Field::application: return b->application_name;
-    case Field::user: return b->usename;
-    case Field::client: return clientOf(b);
-    case Field::host: return b->client_hostname;
-    }
-    return {};
-}
-
-// The distinct non-empty values of a field over the holders, in holder (pid) order: what the
-// Application / User / Client cells show. Used both by data() and by the merge's comparison, so
-// that "changed" means exactly "shows something else".
-void distinctValues(const LockEntry& e, const Snapshot& s, Field f, std::vector<std::string_view>& out) {
-    out.clear();
-    for (const auto& h : e.holders) {
-        const std::string_view v = fieldOf(backendOf(s, h.pid), f);
-        if (!v.empty() && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
-    }
-}
-
 QString joined(const std::vector<std::string_view>& values) {
     QString out;
     for (const auto& v : values) {
@@ -103,37 +58,6 @@ QString joined(const std::vector<std::string_view>& values) {
         out += qs(v);
     }
     return out;
-}
-
-bool sameDistinct(const LockEntry& a, const Snapshot& sa, const LockEntry& b, const Snapshot& sb, Field f) {
-    std::vector<std::string_view> va, vb;
-    distinctValues(a, sa, f, va);
-    distinctValues(b, sb, f, vb);
-    return va == vb;
-}
-
-std::string_view worstState(const LockEntry& e, const Snapshot& s) {
-    std::string_view worst;
-    int rank = -1;
-    for (const auto& h : e.holders) {
-        const Backend* b = backendOf(s, h.pid);
-        const std::string_view state = b ? std::string_view(b->state) : std::string_view();
-        if (stateRank(state) > rank) {
-            rank = stateRank(state);
-            worst = state;
-        }
-    }
-    return worst;
-}
-
-enum class LockMode { none, exclusive, shared, mixed };
-
-LockMode modeOf(const LockEntry& e) {
-    bool shared = false, exclusive = false;
-    for (const auto& h : e.holders) (h.shared ? shared : exclusive) = true;
-    if (shared && exclusive) return LockMode::mixed;
-    if (shared) return LockMode::shared;
-    return exclusive ? LockMode::exclusive : LockMode::none;
 }
 
 QString modeText(LockMode m) {
@@ -144,79 +68,6 @@ QString modeText(LockMode m) {
     case LockMode::none: break;
     }
     return {};
-}
-
-bool samePids(const LockEntry& a, const LockEntry& b) {
-    return std::equal(a.holders.begin(), a.holders.end(), b.holders.begin(), b.holders.end(),
-                      [](const auto& x, const auto& y) { return x.pid == y.pid; });
-}
-
-bool sameHolders(const LockEntry& a, const LockEntry& b) {
-    return std::equal(a.holders.begin(), a.holders.end(), b.holders.begin(), b.holders.end(),
-                      [](const auto& x, const auto& y) { return x.pid == y.pid && x.shared == y.shared; });
-}
-
-// The Holders tooltip lists each holder's query, the State tooltip each holder's state. For two
-// entries with the same holder pids: does `member` of every holder's session agree?
-bool sameHolderField(const LockEntry& a, const Snapshot& sa, const LockEntry& b, const Snapshot& sb,
-                     std::string Backend::*member) {
-    for (std::size_t i = 0; i < a.holders.size(); ++i) {
-        const Backend* x = backendOf(sa, a.holders[i].pid);
-        const Backend* y = backendOf(sb, b.holders[i].pid);
-        if (!x || !y) {
-            if (x != y) return false;
-            continue;
-        }
-        if (x->*member != y->*member) return false;
-    }
-    return true;
-}
-
-bool anyIdleInTx(const LockEntry& e, const Snapshot& s) {
-    return std::any_of(e.holders.begin(), e.holders.end(), [&](const auto& h) {
-        const Backend* b = backendOf(s, h.pid);
-        return b && isIdleInTx(b->state);
-    });
-}
-
-// The longest time a holder has been idle in transaction, by the snapshot's own clock; < 0 if none.
-double idleSecondsOf(const LockEntry& e, const Snapshot& s) {
-    double idle = -1;
-    for (const auto& h : e.holders) {
-        const Backend* b = backendOf(s, h.pid);
-        if (b && isIdleInTx(b->state) && b->state_change) idle = std::max(idle, std::max(0.0, s.server_now - *b->state_change));
-    }
-    return idle;
-}
-
-// state_change is left out: the model shows it only as the idle-in-transaction time of a
-// holder, which diffLock() compares for every row with such a holder anyway. Counting it here
-// would make every lock of an active session (whose state_change moves with each query) "dirty"
-// and worth a full comparison on every poll.
-bool sameBackendForDisplay(const Backend& a, const Backend& b) {
-    return a.state == b.state && a.application_name == b.application_name &&
-           a.usename == b.usename && a.client_addr == b.client_addr && a.client_hostname == b.client_hostname &&
-           a.query == b.query;
-}
-
-// The pids whose pg_stat_activity row changed in a way the model shows, sorted. One linear walk
-// over the two pid-ordered maps: a lock row whose holders did not change only needs a look here.
-std::vector<int> changedPids(const std::map<int, Backend>& before, const std::map<int, Backend>& after) {
-    std::vector<int> out;
-    auto a = before.begin();
-    auto b = after.begin();
-    while (a != before.end() || b != after.end()) {
-        if (b == after.end() || (a != before.end() && a->first < b->first)) {
-            out.push_back((a++)->first);
-        } else if (a == before.end() || b->first < a->first) {
-            out.push_back((b++)->first);
-        } else {
-            if (!sameBackendForDisplay(a->second, b->second)) out.push_back(a->first);
-            ++a;
-            ++b;
-        }
-    }
-    return out;
 }
 
 QString pidList(const std::vector<int>& pids) {
@@ -283,14 +134,12 @@ LocksModel::LockRow LocksModel::makeRow(const LockEntry& entry, const Snapshot& 
 
 // ---- the merge ------------------------------------------------------------------------------
 
-// Which columns of a lock row show something else with `entry` than with what `old` points at.
-// Held for is time-driven (tick()); here it changes only with the set of holders.
+// Which cells of a lock row show something else with `entry` than with what `old` points at: the
+// column table's answer (lock_columns.cpp) per column, plus the changes that touch the whole row.
 unsigned LocksModel::diffLock(const LockRow& old, const LockEntry& entry, const Snapshot& snap,
                               const std::vector<int>& changed, bool& idleInTx) const {
     const LockEntry& before = *old.entry;
     const Snapshot& then = *old.snap;
-    unsigned mask = 0;
-    if (before.waiters.size() != entry.waiters.size()) mask |= bit(Waiters);
 
     // Clean: same holders, and none of their sessions changed. Most rows of most polls are clean
     // and cost a few comparisons, without a single backend lookup.
@@ -298,38 +147,25 @@ unsigned LocksModel::diffLock(const LockRow& old, const LockEntry& entry, const 
     for (std::size_t i = 0; !dirty && i < entry.holders.size(); ++i)
         dirty = std::binary_search(changed.begin(), changed.end(), entry.holders[i].pid);
     idleInTx = dirty ? anyIdleInTx(entry, snap) : old.idleInTx;
-    if (dirty) {
-        if (modeOf(before) != modeOf(entry)) mask |= bit(Mode);
-        const bool pids = samePids(before, entry);
-        if (!pids)
-            mask |= bit(Holders) | bit(HeldFor);
-        else if (!sameHolderField(before, then, entry, snap, &Backend::query))
-            mask |= bit(Holders);
-        if (!pids || worstState(before, then) != worstState(entry, snap) ||
-            !sameHolderField(before, then, entry, snap, &Backend::state))
-            mask |= bit(State);
-        if (!sameDistinct(before, then, entry, snap, Field::application)) mask |= bit(Application);
-        if (!sameDistinct(before, then, entry, snap, Field::user)) mask |= bit(User);
-        if (!sameDistinct(before, then, entry, snap, Field::client) || !sameDistinct(before, then, entry, snap, Field::host))
-            mask |= bit(Client);
-        // The holder-given name follows the holders' application_name.
-        if (before.holder_name.has_value() != entry.holder_name.has_value() ||
-            (entry.holder_name && (before.holder_name->name != entry.holder_name->name ||
-                                   before.holder_name->verified != entry.holder_name->verified)))
-            mask |= bit(Name);
-        const auto own = [this](const LockEntry& e) {
-            return std::any_of(e.holders.begin(), e.holders.end(), [this](const auto& h) { return ownPids_.contains(h.pid); });
-        };
-        if (own(before) != own(entry)) mask |= kAllColumns;  // the font of the whole row
+
+    // Only the columns that can have changed are asked (the table says when): a clean row asks
+    // the ones that show facts of the lock itself.
+    static const unsigned everyPoll = columns::columnsAsked(columns::Asked::everyPoll);
+    static const unsigned holdersMoved = columns::columnsAsked(columns::Asked::whenHoldersMoved);
+    static const unsigned orIdle = columns::columnsAsked(columns::Asked::whenHoldersMovedOrIdle);
+    const unsigned ask = everyPoll | (dirty ? holdersMoved : 0u) | (dirty || old.idleInTx ? orIdle : 0u);
+    const columns::LockChange change{before, then, entry, snap};
+    unsigned mask = 0;
+    for (unsigned left = ask; left != 0; left &= left - 1) {
+        const int c = std::countr_zero(left);
+        if (columns::spec(c).lockChanged(change)) mask |= bit(c);
     }
-    if (dirty || old.idleInTx) {
-        // Time moved on the server: the idle seconds (State tooltip and role) and maybe the highlight.
-        const double was = idleSecondsOf(before, then), is = idleSecondsOf(entry, snap);
-        if ((was > idleThreshold_) != (is > idleThreshold_))
-            mask |= kAllColumns;  // background of the whole row
-        else if (was != is)
-            mask |= bit(State);
-    }
+
+    // Row-wide: the italics of a lock this application holds, the highlight of one held idle in
+    // transaction past the threshold (time moved on the server since the last poll).
+    if (dirty && isOwnEntry(before) != isOwnEntry(entry)) mask |= kAllColumns;
+    if ((dirty || old.idleInTx) && (idleSecondsOf(before, then) > idleThreshold_) != (idleSecondsOf(entry, snap) > idleThreshold_))
+        mask |= kAllColumns;
     return mask;
 }
 
@@ -466,20 +302,13 @@ void LocksModel::mergeWaiters(int lockRow, const std::vector<WaiterRow>& next) {
             const WaiterRow& a = cur[i];
             const WaiterRow& b = next[k];
             unsigned mask = 0;
-            if (a.waiter->shared != b.waiter->shared) mask |= bit(Mode);
-            if (a.waiter->blocked_by != b.waiter->blocked_by) mask |= bit(Holders);
-            if (a.waiter->wait_start != b.waiter->wait_start || a.waiter->xmin_since != b.waiter->xmin_since ||
-                a.waiter->xmin_age != b.waiter->xmin_age)
-                mask |= bit(HeldFor);
-            const auto field = [](const Backend* be, auto member) { return be ? std::string_view(be->*member) : std::string_view(); };
-            if (field(a.backend, &Backend::query) != field(b.backend, &Backend::query)) {
-                mask |= kAllColumns;  // the query is every cell's tooltip
+            const auto query = [](const Backend* be) { return be ? std::string_view(be->query) : std::string_view(); };
+            if (query(a.backend) != query(b.backend)) {
+                mask = kAllColumns;  // the query is every cell's tooltip
             } else {
-                if (field(a.backend, &Backend::state) != field(b.backend, &Backend::state)) mask |= bit(State);
-                if (field(a.backend, &Backend::application_name) != field(b.backend, &Backend::application_name))
-                    mask |= bit(Application);
-                if (field(a.backend, &Backend::usename) != field(b.backend, &Backend::usename)) mask |= bit(User);
-                if (clientOf(a.backend) != clientOf(b.backend)) mask |= bit(Client);
+                const columns::WaiterChange change{*a.waiter, a.backend, *b.waiter, b.backend};
+                for (int c = 0; c < ColumnCount; ++c)
+                    if (columns::spec(c).waiterChanged(change)) mask |= bit(c);
             }
             cur[i] = b;
             if (mask) changes.emplace_back(static_cast<int>(i), mask);
@@ -541,12 +370,15 @@ void LocksModel::tick() {
     if (n == 0 || stale_) return;
     // The highlight of a hold or wait over its threshold comes with time too.
     const QList<int> roles{Qt::DisplayRole, SortRole, Qt::BackgroundRole, Qt::ForegroundRole};
-    emit dataChanged(index(0, HeldFor), index(n - 1, HeldFor), roles);
-    for (int r = 0; r < n; ++r) {
-        const auto& w = lockAt(r).waiters;
-        if (w.empty()) continue;
-        const QModelIndex parent = index(r, 0);
-        emit dataChanged(index(0, HeldFor, parent), index(static_cast<int>(w.size()) - 1, HeldFor, parent), roles);
+    for (int c = 0; c < ColumnCount; ++c) {
+        if (!columns::spec(c).ticks) continue;
+        emit dataChanged(index(0, c), index(n - 1, c), roles);
+        for (int r = 0; r < n; ++r) {
+            const auto& w = lockAt(r).waiters;
+            if (w.empty()) continue;
+            const QModelIndex parent = index(r, 0);
+            emit dataChanged(index(0, c, parent), index(static_cast<int>(w.size()) - 1, c, parent), roles);
+        }
     }
 }
 
@@ -574,7 +406,11 @@ void LocksModel::setOwnPids(QSet<int> pids) {
     std::vector<std::pair<int, unsigned>> changes;
     for (int r = 0; r < lockCount(); ++r) {
         const LockRow& row = lockAt(r);
-        if (holdsAny(row, before) != holdsAny(row, ownPids_)) changes.emplace_back(r, kAllColumns);
+        if (holdsAny(row, before) != holdsAny(row, ownPids_))
+            changes.emplace_back(r, kAllColumns);  // the italics of the whole row
+        else if (std::any_of(row.entry->holders.begin(), row.entry->holders.end(),
+                             [&](const auto& h) { return before.contains(h.pid) != ownPids_.contains(h.pid); }))
+            changes.emplace_back(r, bit(Holders));  // "(this app)" moved to another holder
         std::vector<std::pair<int, unsigned>> kids;
         for (std::size_t i = 0; i < row.waiters.size(); ++i)
             if (before.contains(row.waiters[i].pid) != ownPids_.contains(row.waiters[i].pid)) kids.emplace_back(static_cast<int>(i), kAllColumns);
@@ -685,34 +521,13 @@ Qt::ItemFlags LocksModel::flags(const QModelIndex& index) const {
 
 QVariant LocksModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount) return {};
-    if (role == Qt::DisplayRole) {
-        switch (static_cast<Column>(section)) {
-        case Name: return tr("Name");
-        case Key: return tr("Key");
-        case Mode: return tr("Mode");
-        case Holders: return tr("Holders");
-        case State: return tr("State");
-        case Application: return tr("Application");
-        case User: return tr("User");
-        case Client: return tr("Client");
-        case HeldFor: return tr("Held for");
-        case Waiters: return tr("Waiters");
-        case ColumnCount: break;
-        }
-    } else if (role == Qt::ToolTipRole) {
-        switch (static_cast<Column>(section)) {
-        case Name: return tr("The lock's name from the catalog, or \"unknown\"");
-        case Key: return tr("The advisory key (bigint) as pg_advisory_lock takes it");
-        case State: return tr("The holders' session state; with several holders the worst one");
-        case Client: return tr("The client address; \"local\" for a unix-socket connection");
-        case HeldFor: return tr("Time since the oldest current holder took the lock");
-        case Waiters: return tr("Sessions waiting for the lock");
-        default: break;
-        }
-    } else if (role == Qt::TextAlignmentRole && (section == Key || section == HeldFor || section == Waiters)) {
-        return int(Qt::AlignRight | Qt::AlignVCenter);
+    const columns::ColumnSpec& column = columns::spec(section);
+    switch (role) {
+    case Qt::DisplayRole: return tr(column.header);
+    case Qt::ToolTipRole: return column.headerTip ? QVariant(tr(column.headerTip)) : QVariant();
+    case Qt::TextAlignmentRole: return column.alignRight ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
+    default: return {};
     }
-    return {};
 }
 
 QVariant LocksModel::data(const QModelIndex& index, int role) const {
@@ -752,8 +567,10 @@ LockName LocksModel::shownName(const LockRow& row) const {
     return decideLockName(row.id, row.entry->key, facts);
 }
 
-bool LocksModel::isOwn(const LockRow& row) const {
-    return std::any_of(row.entry->holders.begin(), row.entry->holders.end(), [this](const auto& h) { return ownPids_.contains(h.pid); });
+bool LocksModel::isOwn(const LockRow& row) const { return isOwnEntry(*row.entry); }
+
+bool LocksModel::isOwnEntry(const LockEntry& entry) const {
+    return std::any_of(entry.holders.begin(), entry.holders.end(), [this](const auto& h) { return ownPids_.contains(h.pid); });
 }
 
 std::optional<double> LocksModel::heldSeconds(const LockRow& row) const {
@@ -888,7 +705,9 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
         return {};
     case Qt::BackgroundRole:
     case Qt::ForegroundRole: {
-        if (role == Qt::ForegroundRole && stale_) return theme::staleText();
+        // Stale: grey text on the plain background. A highlight says "look at this now", which
+        // an old poll cannot back up, and grey does not read on a tint.
+        if (stale_) return role == Qt::ForegroundRole ? QVariant(theme::staleText()) : QVariant();
         // Idle in transaction: the whole row. Waiters: their cell (with an icon), a long hold: its cell.
         std::optional<theme::Tint> tint;
         if (highlighted(row)) tint = theme::Tint::attention;
@@ -901,7 +720,7 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
         if (column == Waiters && !e.waiters.empty()) return theme::waitersIcon();
         return {};
     case Qt::TextAlignmentRole:
-        if (column == Key || column == HeldFor || column == Waiters) return int(Qt::AlignRight | Qt::AlignVCenter);
+        if (columns::spec(column).alignRight) return int(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case KeyRole: return QVariant::fromValue(static_cast<qint64>(e.key));
     case PidsRole: {
@@ -997,7 +816,7 @@ QVariant LocksModel::waiterData(const LockRow& lock, const WaiterRow& w, int col
         return b && !b->query.empty() ? QVariant(elide(b->query)) : QVariant();
     case Qt::BackgroundRole:
     case Qt::ForegroundRole: {
-        if (role == Qt::ForegroundRole && stale_) return theme::staleText();
+        if (stale_) return role == Qt::ForegroundRole ? QVariant(theme::staleText()) : QVariant();  // as lockData()
         const bool longWait = waited().value_or(0) >= longWaitThreshold_;
         if (column != HeldFor || !(pinHighlight || longWait)) return {};
         return role == Qt::BackgroundRole ? theme::background(theme::Tint::attention) : theme::foreground(theme::Tint::attention);
@@ -1014,7 +833,7 @@ QVariant LocksModel::waiterData(const LockRow& lock, const WaiterRow& w, int col
         }
         return {};
     case Qt::TextAlignmentRole:
-        if (column == HeldFor) return int(Qt::AlignRight | Qt::AlignVCenter);
+        if (columns::spec(column).alignRight) return int(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case KeyRole: return QVariant::fromValue(static_cast<qint64>(lock.entry->key));
     case PidsRole: return QVariant::fromValue(QList<int>{w.pid});

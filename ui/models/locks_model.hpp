@@ -169,6 +169,7 @@ private:
     QVariant waiterData(const LockRow& lock, const WaiterRow& w, int column, int role) const;
     LockName shownName(const LockRow& row) const;
     bool isOwn(const LockRow& row) const;
+    bool isOwnEntry(const pglock::monitor::LockEntry& entry) const;  // held by one of ownPids_
     std::optional<double> heldSeconds(const LockRow& row) const;
     double idleSeconds(const LockRow& row) const;  // < 0 when no holder is idle in transaction
     bool highlighted(const LockRow& row) const;

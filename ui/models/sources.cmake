@@ -2,6 +2,10 @@
 list(APPEND LOCKSCOPE_UI_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/lock_naming.hpp
   ${CMAKE_CURRENT_LIST_DIR}/lock_naming.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/lock_facts.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/lock_facts.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/lock_columns.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/lock_columns.cpp
   ${CMAKE_CURRENT_LIST_DIR}/locks_model.hpp
   ${CMAKE_CURRENT_LIST_DIR}/locks_model.cpp
   ${CMAKE_CURRENT_LIST_DIR}/locks_filter_proxy.hpp

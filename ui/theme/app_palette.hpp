@@ -33,8 +33,9 @@ enum class Tint {
 };
 QColor background(Tint tint);
 QColor foreground(Tint tint);
-QColor staleText();  // rows of a poll that failed since
-QColor errorText();  // "disconnected" and other errors in labels
+QColor staleText();     // rows of a poll that failed since
+QColor inactiveText();  // things no longer in effect: a lock this app released
+QColor errorText();     // "disconnected" and other errors in labels
 
 // The charts' own inks, each readable on the palette's Base in both themes.
 enum class ChartInk {
