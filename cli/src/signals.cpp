@@ -45,13 +45,17 @@ SignalStop::~SignalStop() {
 }
 
 void SignalStop::watch() {
+    Sender first_sender;
     for (;;) {
-        int sig = 0;
-        if (sigwait(&set_, &sig) != 0) continue;
+        siginfo_t info{};
+        const int sig = sigwaitinfo(&set_, &info);
+        if (sig < 0) continue;  // EINTR
         if (sig == SIGUSR1) {
             if (quitting_) return;
             continue;  // someone else's SIGUSR1: not ours to act on
         }
+        const Sender sender{sig, info.si_code == SI_USER ? info.si_pid : -1, std::chrono::steady_clock::now()};
+        if (signal_.load() != 0 && sender.repeats(first_sender)) continue;
         bool first = false;
         {
             // Under the mutex: an ExitScope starting now either sees this signal or is seen here.
@@ -61,6 +65,7 @@ void SignalStop::watch() {
             first = signal_.compare_exchange_strong(expected, sig);
         }
         if (first) {
+            first_sender = sender;
             source_.request_stop();
             if (on_signal_) on_signal_(sig);
         } else {
@@ -75,6 +80,17 @@ void SignalStop::watch() {
             std::_Exit(exit_error);
         }
     }
+}
+
+// One request delivered twice: GNU timeout (without --foreground) sends its signal to the command
+// and then to its whole process group, which the command is in, and some supervisors do the same.
+// When the watcher takes the first before the second is posted, the two are seen apart; counted
+// as a second signal, that turned `timeout 2 pglock status --watch` into an exit 1 "second
+// signal" instead of the orderly stop. A repeat is the same signal from the same process (kill(2)
+// with its pid known), within kRepeatWindow; a terminal's Ctrl+C comes from the kernel and
+// always counts, as does a second `kill` (another process).
+bool SignalStop::Sender::repeats(const Sender& first) const {
+    return pid > 0 && sig == first.sig && pid == first.pid && at - first.at < kRepeatWindow;
 }
 
 SignalStop::ExitScope SignalStop::exit_on_signal(std::string doing) {

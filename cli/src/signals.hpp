@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -53,6 +54,15 @@ public:
 
 private:
     void watch();
+    // Who sent a signal, to tell a second request from one request delivered twice.
+    struct Sender {
+        int sig = 0;
+        long pid = -1;  // the sending process for kill(2) (SI_USER), else -1 (kernel, terminal)
+        std::chrono::steady_clock::time_point at{};
+        bool repeats(const Sender& first) const;
+    };
+    static constexpr std::chrono::milliseconds kRepeatWindow{100};
+
     std::function<void(int)> on_signal_;
     std::stop_source source_;
     std::atomic<int> signal_{0};

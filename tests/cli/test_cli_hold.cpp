@@ -188,6 +188,32 @@ private slots:
         QVERIFY2(eventually([&] { return obs.granted_count(key) == 0; }), "the lock outlived the process");
     }
 
+    // `timeout` sends its SIGTERM to the command and again to its process group: one request,
+    // delivered twice, milliseconds apart. It must end the hold in order (release, exit 0), not
+    // take the second-signal exit. The release is held up by a frozen backend so that the second
+    // copy surely arrives while pglock is still running.
+    void one_signal_delivered_twice_is_one_request() {
+        const QString name = unique_name("hold.twice");
+        const auto key = key_of(name);
+        RawConn obs(dsn());
+        Cli cli({"hold", name, "--dsn", dsn()});
+        const auto m = cli.wait_stdout(acquired_line);
+        QVERIFY2(m.hasMatch(), cli.err().constData());
+        {
+            pgt::StoppedBackend frozen(m.captured(1).toInt());
+            QCOMPARE(::kill(pid_t(cli.pid()), SIGTERM), 0);
+            QTest::qWait(20);
+            QCOMPARE(::kill(pid_t(cli.pid()), SIGTERM), 0);
+            QTest::qWait(300);
+            QVERIFY2(cli.running(), qPrintable("the repeated SIGTERM ended pglock at once: " + QString::fromUtf8(cli.err())));
+        }
+        QVERIFY2(cli.wait_finished(10000), "pglock still running 10 s after its backend resumed");
+        QVERIFY(!cli.crashed());
+        QVERIFY2(!cli.err().contains("second signal"), cli.err().constData());
+        QCOMPARE(cli.exit_code(), 0);
+        QVERIFY2(eventually([&] { return obs.granted_count(key) == 0; }), "the lock outlived the process");
+    }
+
     void terminated_backend_is_lock_lost() {
         const QString name = unique_name("hold.lost");
         RawConn obs(dsn());
