@@ -9,6 +9,7 @@
 #include "pglock/holder_identity.hpp"
 #include "pglock/key.hpp"
 #include "pglock/key_collision.hpp"
+#include "pglock/key_schemes.hpp"
 #include "pglock/lock.hpp"
 #include "pglock/monitor.hpp"
 #include "pglock/observe.hpp"
