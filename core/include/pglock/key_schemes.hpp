@@ -18,13 +18,6 @@
 
 namespace pglock {
 
-// The two key spaces of PostgreSQL's advisory locks; they never overlap. pg_locks shows a bigint
-// key with objsubid = 1 and a pair with objsubid = 2, classid and objid holding the two halves.
-enum class KeyForm {
-    bigint,    // pg_advisory_lock(bigint)
-    int_pair,  // pg_advisory_lock(int4, int4)
-};
-
 struct SchemeKey {
     KeyForm form = KeyForm::bigint;
     // The bigint key, or for a pair (key1 << 32) | uint32(key2): then tag_of(packed) is still
