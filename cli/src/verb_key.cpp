@@ -16,7 +16,7 @@
 #include "pglock/error.hpp"
 #include "pglock/key.hpp"
 #include "pglock/key_schemes.hpp"
-#include "key_scheme_output.hpp"
+#include "key_scheme_cli.hpp"
 #include "pglock_cli/exit_codes.hpp"
 #include "pglock_cli/text.hpp"
 #include "signals.hpp"
@@ -206,33 +206,12 @@ void register_key(CLI::App& app, VerbRun& run) {
     scheme->excludes(all);
     sql->excludes(scheme);
     sql->excludes(all);
-    struct Field {
-        ContextField field;
-        std::optional<std::string>* value;
-        const char* help;
-    };
-    auto& c = options->context;
-    const Field fields[] = {
-        {ContextField::database, &c.database, "the database name, for schemes that read it (migration locks, pg-boss)"},
-        {ContextField::schema, &c.schema, "the schema, for golang-migrate and pg-boss"},
-        {ContextField::table, &c.table, "the table: golang-migrate's migrations table, GoodJob's table"},
-        {ContextField::app, &c.app, "the application name PALs prefixes"},
-        {ContextField::prefix, &c.prefix, "with_advisory_lock's integer WITH_ADVISORY_LOCK_PREFIX"},
-    };
-    auto given = std::make_shared<std::vector<std::pair<ContextField, CLI::Option*>>>();
-    for (const auto& f : fields) {
-        auto* value = f.value;
-        auto* opt = cmd->add_option_function<std::string>("--" + std::string(field_name(f.field)),
-                                                          [value](const std::string& v) { *value = v; }, f.help);
-        given->emplace_back(f.field, opt);
-    }
+    auto given = std::make_shared<ContextOptions>(add_context_options(cmd, options->context));
     cmd->footer("Default output: NAME<TAB>KEY<TAB>CLASSID<TAB>OBJID per line; NAME in PostgreSQL COPY text form\n"
                 "(backslash, tab, CR and LF written as \\\\, \\t, \\r, \\n). Names starting with - go after --.\n"
                 "Key schemes, their sources and context options: docs/key-schemes.md.");
     cmd->callback([options, given, &run] {
-        std::vector<std::pair<ContextField, bool>> flags;
-        for (const auto& [field, opt] : *given) flags.emplace_back(field, opt->count() > 0);
-        run = [options, flags] {
+        run = [options, flags = given_fields(*given)] {
             check_scheme_usage(*options, flags);
             return run_key(*options);
         };

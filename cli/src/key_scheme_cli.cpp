@@ -1,4 +1,4 @@
-#include "key_scheme_output.hpp"
+#include "key_scheme_cli.hpp"
 
 #include <cstdio>
 
@@ -28,6 +28,35 @@ std::string padded(std::string text, std::size_t width) {
 }
 
 }  // namespace
+
+ContextOptions add_context_options(CLI::App* cmd, SchemeContext& c) {
+    struct Field {
+        ContextField field;
+        std::optional<std::string>* value;
+        const char* help;
+    };
+    const Field fields[] = {
+        {ContextField::database, &c.database, "the database name, for schemes that read it (migration locks, pg-boss)"},
+        {ContextField::schema, &c.schema, "the schema, for golang-migrate and pg-boss"},
+        {ContextField::table, &c.table, "the table: golang-migrate's migrations table, GoodJob's table"},
+        {ContextField::app, &c.app, "the application name PALs prefixes"},
+        {ContextField::prefix, &c.prefix, "with_advisory_lock's integer WITH_ADVISORY_LOCK_PREFIX"},
+    };
+    ContextOptions options;
+    for (const auto& f : fields) {
+        auto* value = f.value;
+        auto* opt = cmd->add_option_function<std::string>("--" + std::string(field_name(f.field)),
+                                                          [value](const std::string& v) { *value = v; }, f.help);
+        options.emplace_back(f.field, opt);
+    }
+    return options;
+}
+
+std::vector<std::pair<ContextField, bool>> given_fields(const ContextOptions& options) {
+    std::vector<std::pair<ContextField, bool>> given;
+    for (const auto& [field, opt] : options) given.emplace_back(field, opt->count() > 0);
+    return given;
+}
 
 std::string scheme_tsv_line(std::optional<std::string_view> name, const SchemeKey& key) {
     const LockTag tag = tag_of(key.packed);

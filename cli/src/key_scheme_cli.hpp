@@ -1,14 +1,26 @@
-// `pglock key --scheme` and `--all-schemes`: one name's key under other libraries' schemes, as
-// TSV, JSON or a table. The keys come from core (pglock/key_schemes.hpp); this is only the text.
+// The CLI side of other libraries' key schemes (`pglock key --scheme`, `--all-schemes`, `pglock
+// catalog audit`): the context options, and a name's key as TSV, JSON or a table. The keys come
+// from core (pglock/key_schemes.hpp); this is only options and text.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "pglock/key_schemes.hpp"
 
 namespace pglock::cli {
+
+// --database, --schema, --table, --app and --prefix on `cmd`, filling `context`; the returned
+// options tell which were given (for "--x goes with --scheme" and "S does not use --x").
+using ContextOptions = std::vector<std::pair<ContextField, CLI::Option*>>;
+ContextOptions add_context_options(CLI::App* cmd, SchemeContext& context);
+std::vector<std::pair<ContextField, bool>> given_fields(const ContextOptions& options);
 
 // NAME<TAB>KEY<TAB>CLASSID<TAB>OBJID<TAB>OBJSUBID, KEY being "key1,key2" for a pair; NAME is
 // empty for a scheme that takes none.
