@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "pglock/key_scheme_audit.hpp"
 #include "pglock/key_schemes.hpp"
 
 using pglock::KeyForm;
@@ -141,6 +142,33 @@ private slots:
         // pg-boss without a name is its schema lock: the empty key.
         QVERIFY(pglock::scheme_key("pg-boss", std::nullopt, SchemeContext{"app", {}, {}, {}, {}}) ==
                 pglock::scheme_key("pg-boss", "", SchemeContext{"app", {}, {}, {}, {}}));
+    }
+
+    // The audit groups by key space: a pair and a bigint with the same 64 bits are two locks.
+    // with_advisory_lock gives "x" the pair (crc32("x") & 0x7fffffff = 0x0cdc1683, 0) (Python's
+    // zlib); DistributedLock spells that pair "0cdc1683,00000000" and the bigint with the same
+    // bits "0cdc168300000000".
+    void audit_groups_by_key_space() {
+        const std::vector<std::string> names{"x", "0cdc1683,00000000", "0cdc168300000000", "x"};
+        const pglock::KeySchemeInfo* schemes[] = {pglock::find_key_scheme("with_advisory_lock"),
+                                                  pglock::find_key_scheme("distributedlock-net")};
+        const auto audit = pglock::audit_key_schemes(names, schemes, {});
+        QCOMPARE(audit.collisions.size(), std::size_t{1});
+        const auto& c = audit.collisions.front();
+        QVERIFY(c.key == SchemeKey::pair(0x0cdc1683, 0));
+        QCOMPARE(c.entries.size(), std::size_t{2});  // "x" listed twice is one entry
+        QVERIFY((c.entries[0] == pglock::SchemeEntry{"with_advisory_lock", "x"}));
+        QVERIFY((c.entries[1] == pglock::SchemeEntry{"distributedlock-net", "0cdc1683,00000000"}));
+        QVERIFY(audit.refused.empty());
+    }
+
+    void audit_counts_a_context_lock_once_and_reports_refusals() {
+        const std::vector<std::string> names{"a", "b\\c"};
+        const pglock::KeySchemeInfo* schemes[] = {pglock::find_key_scheme("rails-migration"), pglock::find_key_scheme("pg-boss")};
+        const auto audit = pglock::audit_key_schemes(names, schemes, SchemeContext{"app", {}, {}, {}, {}});
+        QVERIFY(audit.collisions.empty());
+        QCOMPARE(audit.refused.size(), std::size_t{1});  // pg-boss refuses the backslash
+        QVERIFY(pglock::expected_32bit_collisions(77163) > 0.69 && pglock::expected_32bit_collisions(77163) < 0.70);
     }
 };
 
