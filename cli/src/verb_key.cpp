@@ -73,6 +73,11 @@ public:
         const SchemeKey key = scheme_key(*options_.scheme, name, options_.context);
         if (options_.json) {
             std::cout << (count_ ? ",\n " : "\n ") << scheme_json_object(name, *options_.scheme, key);
+        } else if (options_.sql) {
+            if (count_) std::cout << '\n';
+            if (name) std::cout << "-- name " << tsv_escape(*name) << " (" << options_.scheme->id << ")\n";
+            std::cout << (key.form == KeyForm::bigint ? pg_locks_sql(key.packed) : pg_locks_sql_pair(key.key1(), key.key2()))
+                      << '\n';
         } else {
             std::cout << scheme_tsv_line(name, key);
         }
@@ -196,7 +201,7 @@ void register_key(CLI::App& app, VerbRun& run) {
                                "a JSON array of {name, key, classid, objid, key_scheme}; key_scheme 1 is the Go package's SHA-256 "
                                "scheme; \"name_hex\" is added when a name is "
                                "not valid UTF-8 (its \"name\" then shows U+FFFD for the bad bytes)");
-    auto* sql = cmd->add_flag("--sql", options->sql, "the pg_locks query that shows each key's holders and waiters");
+    auto* sql = cmd->add_flag("--sql", options->sql, "the pg_locks query that shows each key's holders and waiters (with --scheme, of that scheme's key)");
     json->excludes(sql);
     auto* scheme = cmd->add_option("--scheme", options->scheme_id,
                                    "the key under another library's scheme (ids: " + key_scheme_ids() +
@@ -204,7 +209,6 @@ void register_key(CLI::App& app, VerbRun& run) {
     auto* all = cmd->add_flag("--all-schemes", options->all_schemes,
                               "a table of each name's key under every scheme (with --json: one object per scheme)");
     scheme->excludes(all);
-    sql->excludes(scheme);
     sql->excludes(all);
     auto given = std::make_shared<ContextOptions>(add_context_options(cmd, options->context));
     cmd->footer("Default output: NAME<TAB>KEY<TAB>CLASSID<TAB>OBJID per line; NAME in PostgreSQL COPY text form\n"

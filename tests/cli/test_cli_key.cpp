@@ -148,6 +148,18 @@ private slots:
         QCOMPARE(o.value("bits32").toBool(), true);
     }
 
+    void scheme_sql_names_the_pair_space() {
+        const qint32 key1 = qint32(2363233923u & 0x7fffffffu);  // zlib.crc32(b"x") & 0x7fffffff
+        const auto r = run({"key", "--sql", "--scheme", "with_advisory_lock", "x"});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.startsWith("-- name x (with_advisory_lock)\n-- advisory int4 pair " + QByteArray::number(key1) + ",0\n"),
+                 r.out.constData());
+        QVERIFY2(r.out.contains("l.objsubid = 2\n  AND l.classid = " + QByteArray::number(key1) + " AND l.objid = 0\n"),
+                 r.out.constData());
+        const auto b = run({"key", "--sql", "--scheme", "pglock-v1", vector_name});
+        QVERIFY2(b.out.contains("l.objsubid = 1\n  AND l.classid = " + QByteArray::number(vector_classid)), b.out.constData());
+    }
+
     void scheme_without_a_name() {
         // pg-boss's schema lock is its empty key; a migration lock comes from the context alone.
         auto r = run({"key", "--json", "--scheme", "pg-boss", "--database", "app"});

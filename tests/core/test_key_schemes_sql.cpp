@@ -108,6 +108,10 @@ private slots:
                                      "AND classid = $2::bigint::oid AND objid = $3::bigint::oid AND objsubid = 2",
                                      {std::to_string(holder.pid()), std::to_string(tag.classid), std::to_string(tag.objid)}),
                          1LL);
+                // The operator's query for the pair finds the holder.
+                const auto rows = obs.query(pglock::pg_locks_sql_pair(k.key1(), k.key2()));
+                QCOMPARE(PQntuples(rows.get()), 1);
+                QCOMPARE(std::string(PQgetvalue(rows.get(), 0, 0)), std::to_string(holder.pid()));
                 QVERIFY(holder.boolean("SELECT pg_advisory_unlock($1::int4, $2::int4)",
                                        {std::to_string(k.key1()), std::to_string(k.key2())}));
             }

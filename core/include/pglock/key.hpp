@@ -57,5 +57,8 @@ std::string_view pg_locks_query() noexcept;
 // The same query with the key's classid and objid written in, ready for an operator to paste
 // into psql. Only integers are interpolated, never text.
 std::string pg_locks_sql(std::int64_t key);
+// The same for a lock taken with pg_advisory_lock(key1, key2): objsubid = 2, classid = key1,
+// objid = key2 (as pg_locks' unsigned oid).
+std::string pg_locks_sql_pair(std::int32_t key1, std::int32_t key2);
 
 }  // namespace pglock
