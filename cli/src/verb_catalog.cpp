@@ -11,6 +11,7 @@
 #include "pglock/key_scheme_audit.hpp"
 #include "pglock_cli/exit_codes.hpp"
 #include "pglock_cli/text.hpp"
+#include "signals.hpp"
 #include "verbs.hpp"
 
 namespace pglock::cli {
@@ -66,6 +67,11 @@ int run_audit(const AuditOptions& options, const std::vector<std::pair<ContextFi
         if (is_given && options.scheme_ids.empty() && !options.all_schemes)
             throw UsageError("--" + std::string(field_name(field)) + " goes with --scheme or --all-schemes");
     const auto schemes = chosen_schemes(options);
+    // Reading a catalog can block (a FIFO, a slow disk) where no stop token reaches: a signal
+    // ends the verb at once with a line that says so, as in every verb. SIGPIPE is blocked too,
+    // so a closed output shows as a failed write.
+    SignalStop signals;
+    const auto on_signal = signals.exit_on_signal("auditing the catalog");
     const Catalog catalog = load_catalog(options.path);
     for (const auto& skipped : catalog.skipped())
         say(std::cerr, "pglock: warning: catalog " + options.path + ": " + describe(skipped));
