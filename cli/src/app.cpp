@@ -63,6 +63,7 @@ int run(int argc, char** argv) {
     register_status(app, global, verb);
     register_demo(app, global, verb);
     register_fence(app, global, verb);
+    register_catalog(app, verb);
 #if PGLOCK_WITH_PROMETHEUS
     register_exporter(app, global, verb);
 #endif

@@ -30,6 +30,7 @@ void register_bench(CLI::App& app, const GlobalOptions& global, VerbRun& run);
 void register_status(CLI::App& app, const GlobalOptions& global, VerbRun& run);
 void register_demo(CLI::App& app, const GlobalOptions& global, VerbRun& run);
 void register_fence(CLI::App& app, const GlobalOptions& global, VerbRun& run);
+void register_catalog(CLI::App& app, VerbRun& run);
 void register_exporter(CLI::App& app, const GlobalOptions& global, VerbRun& run);  // PGLOCK_WITH_PROMETHEUS
 
 // A usage problem found after parsing (exit 2, like CLI11's own).

@@ -63,14 +63,24 @@ std::string_view pg_locks_query() noexcept {
            "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())";
 }
 
-std::string pg_locks_sql(std::int64_t key) {
-    const LockTag tag = tag_of(key);
-    return "-- advisory key " + std::to_string(key) +
+namespace {
+std::string pg_locks_sql_of(const std::string& comment, LockTag tag, int objsubid) {
+    return "-- " + comment +
            "\nSELECT l.pid, l.granted, l.mode, a.state, a.application_name, a.wait_event_type, a.wait_event\n"
            "FROM pg_locks l JOIN pg_stat_activity a USING (pid)\n"
-           "WHERE l.locktype = 'advisory' AND l.objsubid = 1\n"
+           "WHERE l.locktype = 'advisory' AND l.objsubid = " + std::to_string(objsubid) + "\n"
            "  AND l.classid = " + std::to_string(tag.classid) + " AND l.objid = " + std::to_string(tag.objid) +
            "\n  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database());";
+}
+}  // namespace
+
+std::string pg_locks_sql(std::int64_t key) {
+    return pg_locks_sql_of("advisory key " + std::to_string(key), tag_of(key), 1);
+}
+
+std::string pg_locks_sql_pair(std::int32_t key1, std::int32_t key2) {
+    const LockTag tag{static_cast<std::uint32_t>(key1), static_cast<std::uint32_t>(key2)};
+    return pg_locks_sql_of("advisory int4 pair " + std::to_string(key1) + "," + std::to_string(key2), tag, 2);
 }
 
 }  // namespace pglock

@@ -132,6 +132,20 @@ private slots:
         QVERIFY2(cli.err().contains("catalog"), cli.err().constData());
     }
 
+    // `catalog audit` reads its catalog the same way, with no server at all.
+    void catalog_audit_from_a_fifo_ends_on_every_signal_data() {
+        QTest::addColumn<int>("sig");
+        for (int sig : kSignals) QTest::newRow(signal_text(sig)) << sig;
+    }
+    void catalog_audit_from_a_fifo_ends_on_every_signal() {
+        QFETCH(int, sig);
+        Fifo fifo;
+        Cli cli({"catalog", "audit", fifo.path()});
+        QVERIFY2(fifo.wait_for_reader(), cli.err().constData());
+        QTest::qWait(100);  // from open() into read()
+        expect_interrupted(cli, sig, "catalog audit FIFO");
+    }
+
     // `key -` answers each line as it arrives, with stdin still open: `yes | pglock key -` must
     // print at once, not read everything first.
     void key_answers_stdin_line_by_line() {

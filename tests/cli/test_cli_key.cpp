@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "cli_test_support.hpp"
+#include "pglock/key_schemes.hpp"
 
 using namespace clitest;
 
@@ -115,6 +116,103 @@ private slots:
             QVERIFY2(r.err.startsWith("pglock: usage:"), r.err.constData());
         }
         QVERIFY(run({"key", "--bogus", "x"}).err.contains("--bogus"));
+    }
+
+    // Other libraries' schemes; the vectors are quoted from their own tests and docs.
+    void scheme_known_vectors() {
+        auto r = run({"key", "--scheme", "golang-migrate", "--database", "database_name", "--schema", "schema_name_1",
+                      "--table", "schema_name_2"});
+        QCOMPARE(r.code, 0);
+        QCOMPARE(r.out, QByteArray("\t3743845847\t0\t3743845847\t1\n"));  // golang-migrate database/util_test.go
+        r = run({"key", "--scheme", "sqlx", "my first Postgres advisory lock!"});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.startsWith("my first Postgres advisory lock!\t-5560419505042474287\t"), r.out.constData());
+        QVERIFY(r.out.endsWith("\t1\n"));
+        QCOMPARE(r.err, QByteArray());
+    }
+
+    void scheme_pair_form() {
+        // with_advisory_lock: (crc32("x") & 0x7fffffff, 42); zlib.crc32(b"x") = 2363233923.
+        const qint32 key1 = qint32(2363233923u & 0x7fffffffu);
+        auto r = run({"key", "--scheme", "with_advisory_lock", "--prefix", "42", "x"});
+        QCOMPARE(r.code, 0);
+        QCOMPARE(r.out, "x\t" + QByteArray::number(key1) + ",42\t" + QByteArray::number(key1) + "\t42\t2\n");
+        r = run({"key", "--json", "--scheme", "with_advisory_lock", "--prefix", "42", "x"});
+        const auto o = QJsonDocument::fromJson(r.out).array().at(0).toObject();
+        QCOMPARE(o.value("scheme").toString(), QString("with_advisory_lock"));
+        QCOMPARE(o.value("form").toString(), QString("int_pair"));
+        QVERIFY(o.value("key").isNull());
+        QCOMPARE(o.value("pair").toArray().at(0).toInteger(), qint64(key1));
+        QCOMPARE(o.value("pair").toArray().at(1).toInteger(), qint64(42));
+        QCOMPARE(o.value("objsubid").toInt(), 2);
+        QCOMPARE(o.value("bits32").toBool(), true);
+    }
+
+    void scheme_sql_names_the_pair_space() {
+        const qint32 key1 = qint32(2363233923u & 0x7fffffffu);  // zlib.crc32(b"x") & 0x7fffffff
+        const auto r = run({"key", "--sql", "--scheme", "with_advisory_lock", "x"});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.startsWith("-- name x (with_advisory_lock)\n-- advisory int4 pair " + QByteArray::number(key1) + ",0\n"),
+                 r.out.constData());
+        QVERIFY2(r.out.contains("l.objsubid = 2\n  AND l.classid = " + QByteArray::number(key1) + " AND l.objid = 0\n"),
+                 r.out.constData());
+        const auto b = run({"key", "--sql", "--scheme", "pglock-v1", vector_name});
+        QVERIFY2(b.out.contains("l.objsubid = 1\n  AND l.classid = " + QByteArray::number(vector_classid)), b.out.constData());
+    }
+
+    void scheme_without_a_name() {
+        // pg-boss's schema lock is its empty key; a migration lock comes from the context alone.
+        auto r = run({"key", "--json", "--scheme", "pg-boss", "--database", "app"});
+        QCOMPARE(r.code, 0);
+        QVERIFY(QJsonDocument::fromJson(r.out).array().at(0).toObject().value("name").isNull());
+        r = run({"key", "--scheme", "rails-migration", "--database", "app"});
+        QCOMPARE(r.code, 0);
+        // 2053462845 * zlib.crc32(b"app") (= 3379458255, from Python).
+        QCOMPARE(r.out.split('\t').at(1), QByteArray::number(qint64(2053462845) * qint64(3379458255u)));
+    }
+
+    void all_schemes_table() {
+        auto r = run({"key", "--all-schemes", "billing:invoice-run", "--database", "app"});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(r.out.startsWith("name: billing:invoice-run\nSCHEME"), r.out.constData());
+        for (const auto& s : pglock::key_schemes()) QVERIFY2(r.out.contains("\n" + QByteArray(s.id.data(), qsizetype(s.id.size())) + " "), s.id.data());
+        QVERIFY(r.out.contains("needs --table"));   // good_job without --table
+        QVERIFY(r.out.contains("needs --schema"));  // golang-migrate without --schema
+        QVERIFY(r.out.contains(QByteArray::number(qint64(pglock::key_of("billing:invoice-run")))));
+        r = run({"key", "--all-schemes", "--json", "a", "b"});
+        QCOMPARE(r.code, 0);
+        const auto rows = QJsonDocument::fromJson(r.out).array();
+        QCOMPARE(rows.size(), 2 * qsizetype(pglock::key_schemes().size()));
+        int bits32 = 0;
+        for (const auto& row : rows) bits32 += row.toObject().value("bits32").toBool() ? 1 : 0;
+        QCOMPARE(bits32, 2 * 5);  // golang-migrate, rails-migration, sqlx-migrate, with_advisory_lock, django-pglocks
+        QCOMPARE(rows.at(1).toObject().value("needs").toString(), QString("database"));  // golang-migrate
+    }
+
+    void scheme_usage_errors() {
+        struct Case {
+            QStringList args;
+            const char* says;
+        };
+        const Case cases[] = {
+            {{"key", "--scheme", "nope", "x"}, "known: pglock-v1, golang-migrate, rails-migration"},
+            {{"key", "--scheme", "rails-migration"}, "rails-migration needs --database"},
+            {{"key", "--scheme", "golang-migrate", "--database", "d"}, "golang-migrate needs --schema"},
+            {{"key", "--scheme", "good_job", "1"}, "good_job needs --table"},
+            {{"key", "--scheme", "sqlx", "--database", "d", "x"}, "sqlx does not use --database"},
+            {{"key", "--database", "d", "x"}, "--database goes with --scheme or --all-schemes"},
+            {{"key", "--scheme", "rails-migration", "--database", "d", "x"}, "takes no name"},
+            {{"key", "--scheme", "sqlx"}, "sqlx needs a name"},
+            {{"key", "--scheme", "with_advisory_lock", "--prefix", "1x", "a"}, "must be the integer"},
+            {{"key", "--scheme", "sqlx", "--all-schemes", "a"}, "excludes"},
+            {{"key", "--sql", "--all-schemes", "a"}, "excludes"},
+        };
+        for (const auto& c : cases) {
+            const auto r = run(c.args);
+            QVERIFY2(r.code == 2, qPrintable(c.args.join(' ') + " -> " + QString::number(r.code)));
+            QVERIFY2(r.err.startsWith("pglock: usage:") && r.err.contains(c.says), r.err.constData());
+            QCOMPARE(r.out, QByteArray());
+        }
     }
 
     void help_exits_0() {

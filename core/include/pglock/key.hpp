@@ -25,6 +25,13 @@ inline constexpr std::string_view key_scheme_name = "sha256-be64";  // a short l
 // Any byte string is a valid name, NUL bytes and invalid UTF-8 included.
 std::int64_t key_of(std::string_view name) noexcept;
 
+// The two key spaces of PostgreSQL's advisory locks; they never overlap. pg_locks shows both with
+// classid and objid holding the two 32-bit halves, told apart by objsubid.
+enum class KeyForm {
+    bigint,    // objsubid = 1: a 64-bit key, as pg_advisory_lock(bigint) and this library take
+    int_pair,  // objsubid = 2: pg_advisory_lock(int4, int4); not this library's key of a name
+};
+
 // How pg_locks shows a bigint advisory key: locktype='advisory', classid = high 32 bits,
 // objid = low 32 bits, objsubid = 1. (objsubid = 2 is the two-int4 form; that is not ours.)
 struct LockTag {
@@ -50,5 +57,8 @@ std::string_view pg_locks_query() noexcept;
 // The same query with the key's classid and objid written in, ready for an operator to paste
 // into psql. Only integers are interpolated, never text.
 std::string pg_locks_sql(std::int64_t key);
+// The same for a lock taken with pg_advisory_lock(key1, key2): objsubid = 2, classid = key1,
+// objid = key2 (as pg_locks' unsigned oid).
+std::string pg_locks_sql_pair(std::int32_t key1, std::int32_t key2);
 
 }  // namespace pglock

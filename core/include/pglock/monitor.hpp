@@ -33,10 +33,7 @@ struct Backend {
     std::optional<std::int64_t> backend_xmin_age;  // age(backend_xmin) in transactions
 };
 
-enum class KeyForm {
-    bigint,    // objsubid = 1: a 64-bit key, as pg_advisory_lock(bigint) and this library take
-    int_pair,  // objsubid = 2: pg_advisory_lock(int4, int4); not a name's key
-};
+using KeyForm = pglock::KeyForm;  // key.hpp: bigint (objsubid 1) or int_pair (objsubid 2)
 
 struct Holder {
     int pid = 0;

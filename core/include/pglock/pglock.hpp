@@ -9,6 +9,8 @@
 #include "pglock/holder_identity.hpp"
 #include "pglock/key.hpp"
 #include "pglock/key_collision.hpp"
+#include "pglock/key_scheme_audit.hpp"
+#include "pglock/key_schemes.hpp"
 #include "pglock/lock.hpp"
 #include "pglock/monitor.hpp"
 #include "pglock/observe.hpp"
