@@ -109,6 +109,11 @@ Snapshot poll(Session& session, const Context& ctx) {
     Snapshot snap;
     snap.server_version = PQserverVersion(session.native_handle());
     snap.in_recovery = session.in_recovery();
+    if (const char* host = PQhost(session.native_handle())) snap.host = host;
+    if (const char* port = PQport(session.native_handle())) {
+        const std::string_view text(port);
+        std::from_chars(text.data(), text.data() + text.size(), snap.port);  // leaves 0 when not a number
+    }
     const auto t0 = std::chrono::steady_clock::now();
     Result r = session.exec(poll_query(snap.server_version), {}, ctx);
     snap.latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

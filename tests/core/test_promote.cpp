@@ -90,6 +90,16 @@ private:
                                 std::to_string(new_port) +
                                 " user=postgres dbname=postgres target_session_attrs=read-write";
 
+        // What a fleet view polls: each server on its own. The standby says it is in recovery.
+        const std::string standby_dsn = "host=127.0.0.1 port=" + std::to_string(new_port) + " user=postgres dbname=postgres";
+        {
+            auto mon = pglock::Session::connect(standby_dsn, Context::with_timeout(20s));
+            const auto snap = pglock::monitor::poll(mon, Context::with_timeout(20s));
+            QVERIFY(snap.in_recovery);
+            QCOMPARE(snap.host, std::string("127.0.0.1"));
+            QCOMPARE(snap.port, new_port);
+        }
+
         pglock::Pool pool(dsn, {.max_size = 4});
         std::array<Lock, 2> locks{Lock(pool, pgt::unique_name("promote.a")), Lock(pool, pgt::unique_name("promote.b"))};
         std::array<std::optional<pglock::Guard>, 2> guards;
@@ -169,9 +179,16 @@ private:
             const ServerOf s = server_of(*g);
             QCOMPARE(s.port, new_port);
             QVERIFY(!s.in_recovery);
-            pgt::RawConn obs("host=127.0.0.1 port=" + std::to_string(new_port) + " user=postgres dbname=postgres");
+            pgt::RawConn obs(standby_dsn);
             QCOMPARE(pgt::granted_pids(obs, lock.key()), std::vector<int>{g->backend_pid()});
             QCOMPARE(g->release(), std::error_code());
+        }
+        // The former standby now polls as a primary, and so does the multi-host string.
+        for (const std::string& where : {standby_dsn, dsn}) {
+            auto mon = pglock::Session::connect(where, Context::with_timeout(20s));
+            const auto snap = pglock::monitor::poll(mon, Context::with_timeout(20s));
+            QVERIFY(!snap.in_recovery);
+            QCOMPARE(snap.port, new_port);
         }
         Lock fresh(pool, pgt::unique_name("promote.fresh"));
         auto g = fresh.acquire(Context::with_timeout(20s));
