@@ -92,9 +92,10 @@ private:
 
         // What a fleet view polls: each server on its own. The standby says it is in recovery.
         const std::string standby_dsn = "host=127.0.0.1 port=" + std::to_string(new_port) + " user=postgres dbname=postgres";
+        // Its monitoring session stays open across the promotion, as a poller's does.
+        auto standby_mon = pglock::Session::connect(standby_dsn, Context::with_timeout(20s));
         {
-            auto mon = pglock::Session::connect(standby_dsn, Context::with_timeout(20s));
-            const auto snap = pglock::monitor::poll(mon, Context::with_timeout(20s));
+            const auto snap = pglock::monitor::poll(standby_mon, Context::with_timeout(20s));
             QVERIFY(snap.in_recovery);
             QCOMPARE(snap.host, std::string("127.0.0.1"));
             QCOMPARE(snap.port, new_port);
@@ -183,6 +184,9 @@ private:
             QCOMPARE(pgt::granted_pids(obs, lock.key()), std::vector<int>{g->backend_pid()});
             QCOMPARE(g->release(), std::error_code());
         }
+        // The first poll after the promotion, on the session opened before it, says primary.
+        QVERIFY2(!pglock::monitor::poll(standby_mon, Context::with_timeout(20s)).in_recovery,
+                 "the first poll after the promotion still reports a standby");
         // The former standby now polls as a primary, and so does the multi-host string.
         for (const std::string& where : {standby_dsn, dsn}) {
             auto mon = pglock::Session::connect(where, Context::with_timeout(20s));
