@@ -101,6 +101,11 @@ private:
             QCOMPARE(snap.port, new_port);
         }
 
+        // A pool that names the standby alone: refused there, and its session stays in the pool.
+        pglock::Pool standby_pool(standby_dsn, {.max_size = 1});
+        Lock on_standby(standby_pool, pgt::unique_name("promote.standby"));
+        PGT_EXPECT_ERROR(on_standby.try_acquire(Context::with_timeout(20s)), Errc::on_standby);
+
         pglock::Pool pool(dsn, {.max_size = 4});
         std::array<Lock, 2> locks{Lock(pool, pgt::unique_name("promote.a")), Lock(pool, pgt::unique_name("promote.b"))};
         std::array<std::optional<pglock::Guard>, 2> guards;
@@ -182,6 +187,14 @@ private:
             QVERIFY(!s.in_recovery);
             pgt::RawConn obs(standby_dsn);
             QCOMPARE(pgt::granted_pids(obs, lock.key()), std::vector<int>{g->backend_pid()});
+            QCOMPARE(g->release(), std::error_code());
+        }
+        // The standby's pool takes the lock now that its server is a primary, on the session it
+        // kept from before the promotion (max_size 1).
+        {
+            auto g = on_standby.try_acquire(Context::with_timeout(20s));
+            QVERIFY2(g.has_value(), "the promoted server's pool did not take a free lock");
+            QCOMPARE(server_of(*g).port, new_port);
             QCOMPARE(g->release(), std::error_code());
         }
         // The first poll after the promotion, on the session opened before it, says primary.
