@@ -108,8 +108,8 @@ private:
 
         pglock::Pool pool(dsn, {.max_size = 4});
         std::array<Lock, 2> locks{Lock(pool, pgt::unique_name("promote.a")), Lock(pool, pgt::unique_name("promote.b"))};
+        std::array<LostLog, 2> logs;  // before the guards: their callbacks write here until they go
         std::array<std::optional<pglock::Guard>, 2> guards;
-        std::array<LostLog, 2> logs;
         for (std::size_t i = 0; i < guards.size(); ++i) {
             guards[i] = locks[i].acquire(Context::with_timeout(20s));
             guards[i]->on_lost([&log = logs[i]] { log.record(); });
