@@ -173,6 +173,7 @@ std::string render_status_text(const Snapshot& snapshot, const StatusContext& co
 std::string render_status_json(const Snapshot& snapshot, const StatusContext& context) {
     std::string out = "{\"server_version\":" + std::to_string(snapshot.server_version) +
                       ",\"in_recovery\":" + (snapshot.in_recovery ? "true" : "false") +
+                      ",\"host\":" + json_quote(snapshot.host) + ",\"port\":" + std::to_string(snapshot.port) +
                       ",\"server_now\":" + number(snapshot.server_now) +
                       ",\"latency_ms\":" + number(snapshot.latency_ms) + ",\"locks\":[";
     bool first_lock = true;

@@ -16,7 +16,7 @@ namespace {
 
 // Column positions of poll_query().
 enum Col {
-    c_now, c_objsubid, c_mode, c_granted, c_pid, c_keys, c_blocked_by, c_waitstart,
+    c_now, c_in_recovery, c_objsubid, c_mode, c_granted, c_pid, c_keys, c_blocked_by, c_waitstart,
     c_state, c_app, c_user, c_addr, c_host, c_query, c_wait_type, c_wait, c_backend_start, c_xact_start,
     c_state_change, c_xmin_age,
 };
@@ -75,12 +75,16 @@ std::string poll_query(int server_version) {
     // granted rows do not need it. A session waits for one lock at a time, so a waiting row has
     // one key. (classid << 32 | objid) is the bigint key; for the int4-pair form it only carries
     // the two halves. The outer join keeps one row with the server's clock even when no advisory
-    // lock exists. The clock is clock_timestamp() of the output rows, which are formed only after
+    // lock exists. pg_is_in_recovery() is asked here, not taken from the session: a standby
+    // promoted under a poller's open session reports in_hot_standby only after the session's next
+    // statement, so a value read before the poll was one poll late (and cached for good on
+    // servers before 14). The clock is clock_timestamp() of the output rows, which are formed only after
     // pg_locks was read (the aggregate reads all of it first): no waitstart or hold in the snapshot
     // is later than server_now. statement_timestamp() is earlier than the read and made waits that
     // began during the poll look as if they started in the future.
     return std::string(
-               "SELECT extract(epoch FROM clock_timestamp())::float8, x.* FROM (SELECT 1) AS one LEFT JOIN ("
+               "SELECT extract(epoch FROM clock_timestamp())::float8, pg_is_in_recovery(), x.*"
+               " FROM (SELECT 1) AS one LEFT JOIN ("
                "SELECT l.objsubid::int, l.mode, l.granted, l.pid, l.keys::text,"
                " CASE WHEN l.granted THEN NULL ELSE pg_blocking_pids(l.pid)::text END,") +
            " extract(epoch FROM l.wait_from)::float8,"
@@ -108,14 +112,21 @@ bool signal_backend(Session& session, int pid, BackendSignal signal, const Conte
 Snapshot poll(Session& session, const Context& ctx) {
     Snapshot snap;
     snap.server_version = PQserverVersion(session.native_handle());
-    snap.in_recovery = session.in_recovery();
+    if (const char* host = PQhost(session.native_handle())) snap.host = host;
+    if (const char* port = PQport(session.native_handle())) {
+        const std::string_view text(port);
+        std::from_chars(text.data(), text.data() + text.size(), snap.port);  // leaves 0 when not a number
+    }
     const auto t0 = std::chrono::steady_clock::now();
     Result r = session.exec(poll_query(snap.server_version), {}, ctx);
     snap.latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
     std::map<LockId, LockEntry> locks;
     for (int row = 0; row < r.rows(); ++row) {
-        if (row == 0) snap.server_now = opt_double(r, row, c_now).value_or(0);
+        if (row == 0) {
+            snap.server_now = opt_double(r, row, c_now).value_or(0);
+            snap.in_recovery = r.get_bool(row, c_in_recovery);
+        }
         if (r.is_null(row, c_pid)) continue;  // no locks, or a prepared transaction's lock (pid NULL)
         const KeyForm form = r.get(row, c_objsubid) == "2" ? KeyForm::int_pair : KeyForm::bigint;
         const int pid = static_cast<int>(r.get_int64(row, c_pid));

@@ -111,16 +111,21 @@ bool Session::check_alive() noexcept {
 }
 
 bool Session::in_recovery() {
+    // "Not in recovery" is final: a primary never becomes a standby under a live session (a
+    // demotion is a restart). "In recovery" can end at any moment, by a promotion, and the session
+    // learns of it (in_hot_standby turning off) only with the answer to its next statement; an
+    // idle pooled session would refuse locks on a server that is a primary by now. So a standby
+    // answer is asked again, one round trip spent only where the lock is refused anyway.
     if (const char* hot = conn_ ? PQparameterStatus(conn_.get(), "in_hot_standby") : nullptr) {
-        return std::strcmp(hot, "on") == 0;
+        if (std::strcmp(hot, "on") != 0) return false;
+    } else if (in_recovery_ == false) {
+        return false;
     }
-    if (!in_recovery_) {
-        // Asked with no context to stop it: bounded instead (detail::kCleanupTimeout).
-        const detail::SessionOps::CloseAfter limit(*this, Clock::now() + detail::kCleanupTimeout);
-        const bool before = may_hold_advisory_locks_;
-        in_recovery_ = exec("SELECT pg_is_in_recovery()").get_bool(0, 0);
-        may_hold_advisory_locks_ = before;  // that statement takes no lock
-    }
+    // Asked with no context to stop it: bounded instead (detail::kCleanupTimeout).
+    const detail::SessionOps::CloseAfter limit(*this, Clock::now() + detail::kCleanupTimeout);
+    const bool before = may_hold_advisory_locks_;
+    in_recovery_ = exec("SELECT pg_is_in_recovery()").get_bool(0, 0);
+    may_hold_advisory_locks_ = before;  // that statement takes no lock
     return *in_recovery_;
 }
 

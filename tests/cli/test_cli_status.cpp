@@ -18,6 +18,7 @@
 #include <csignal>
 
 #include "cli_test_support.hpp"
+#include "pglock/conninfo.hpp"
 #include "pglock/catalog_format.hpp"
 #include "pglock/lock.hpp"
 
@@ -246,6 +247,15 @@ private slots:
 
         QVERIFY(top["server_version"].toInteger() >= 140000);
         QVERIFY(top["in_recovery"].isBool() && !top["in_recovery"].toBool());
+        // The server the poll reached: the test server's host (its socket directory) and port.
+        const auto options = pglock::conninfo_options(dsn().toStdString());
+        QVERIFY(options.has_value());
+        for (const auto& o : *options) {
+            if (o.keyword == "host" && !o.value.empty()) QCOMPARE(top["host"].toString().toStdString(), o.value);
+            if (o.keyword == "port" && !o.value.empty()) QCOMPARE(top["port"].toInteger(), std::stoll(o.value));
+        }
+        QVERIFY(top["host"].isString() && !top["host"].toString().isEmpty());
+        QVERIFY(top["port"].toInteger() > 0);
         QVERIFY(top["server_now"].toDouble() > 1.6e9);
         QVERIFY(top["latency_ms"].isDouble() && top["latency_ms"].toDouble() > 0);
         const QJsonArray locks = top["locks"].toArray();

@@ -161,6 +161,11 @@ private slots:
             const Snapshot s = poll();
             QVERIFY(s.server_version >= 140000);
             QVERIFY(!s.in_recovery);
+            // Where the poll's session is: the test server's host and port.
+            if (const auto host = pgt::conninfo_value(dsn_, "host"); !host.empty()) QCOMPARE(s.host, host);
+            if (const auto port = pgt::conninfo_value(dsn_, "port"); !port.empty()) QCOMPARE(s.port, std::stoi(port));
+            QVERIFY(!s.host.empty());
+            QVERIFY(s.port > 0);
             QVERIFY(s.server_now > 1.6e9);  // epoch seconds, from the server's clock
             QVERIFY(s.latency_ms > 0);
             const LockEntry* e = find_key(s, key);

@@ -92,6 +92,26 @@ public:
     // An immediate stop and a start: what the server sees after a crash (it runs crash recovery).
     void crash() const { run_program(QString::fromStdString(cluster_script()), {"crash", QString::fromStdString(dir_)}); }
 
+    // A hot standby streaming from this cluster (in dir()/standby, also listening on 127.0.0.1);
+    // the destructor stops it with the primary. Returns its port.
+    int start_standby() {
+        const std::string dsn = run_program(QString::fromStdString(cluster_script()), {"standby", QString::fromStdString(dir_)});
+        const auto at = dsn.find("port=");
+        if (at == std::string::npos) throw std::runtime_error("cluster standby printed no port: " + dsn);
+        standby_port_ = std::stoi(dsn.substr(at + 5));
+        return standby_port_;
+    }
+    int standby_port() const { return standby_port_; }
+    // The two halves of a failover: the standby becomes a primary (returns once it accepts
+    // writes), and the primary goes away, `mode` "fast" (sessions are told) or "immediate" (a
+    // crash: backends are killed).
+    void promote_standby() const {
+        run_program(QString::fromStdString(cluster_script()), {"promote", QString::fromStdString(dir_)});
+    }
+    void halt_primary(const QString& mode) const {
+        run_program(QString::fromStdString(cluster_script()), {"halt", QString::fromStdString(dir_), mode});
+    }
+
 private:
     // BUILD_DIR/own-clusters/<dir's name>, holding the dir: the sweep's list.
     std::string marker() const {
@@ -110,6 +130,7 @@ private:
 
     std::string dir_;
     int port_ = 0;
+    int standby_port_ = 0;
 };
 
 }  // namespace pglock::test

@@ -82,7 +82,12 @@ struct LockEntry {
 
 struct Snapshot {
     int server_version = 0;     // PQserverVersion, e.g. 150018
-    bool in_recovery = false;   // a standby: its advisory locks are local to it
+    bool in_recovery = false;   // a standby at this poll (pg_is_in_recovery()): its advisory locks are local to it
+    // The server the poll's session is connected to (libpq's PQhost and PQport): with a
+    // multi-host conninfo (host=a,b), the one libpq picked, so a failover shows as a new host or
+    // port; for a unix socket, the socket directory. port is 0 when libpq reports none.
+    std::string host;
+    int port = 0;
     double server_now = 0;      // epoch seconds, from the server's clock at the poll
     double latency_ms = 0;      // the poll's round trip, measured by the client
     std::vector<LockEntry> locks;           // sorted by form, then signed key (or pair)

@@ -104,8 +104,10 @@ public:
     // Up, outside any transaction, and with no cancel request still in flight: the only state in
     // which a pool may lend it again.
     bool reusable() const noexcept;
-    // The server is a hot standby (from the in_hot_standby parameter on PostgreSQL 14+, or one
-    // pg_is_in_recovery() query per session on older servers).
+    // The server is a hot standby. A primary is known without a round trip (the in_hot_standby
+    // parameter on PostgreSQL 14+, or one pg_is_in_recovery() query per session on older
+    // servers); a standby is asked pg_is_in_recovery() each time, since a promotion reaches an
+    // idle session's parameters only with its next statement.
     bool in_recovery();
     // Without blocking: reads what the server sent unasked (a termination notice, a notification)
     // and reports whether the session is still alive. Used by the pool and the lost-lock watcher.
@@ -130,7 +132,7 @@ private:
     // terminated backend): libpq keeps the status OK until it reads EOF, which may come later.
     // On the heap so libpq's pointer to it survives moves.
     std::unique_ptr<bool> fatal_ = std::make_unique<bool>(false);
-    std::optional<bool> in_recovery_;      // cached for servers without in_hot_standby
+    std::optional<bool> in_recovery_;      // the last answer, for servers without in_hot_standby (false is final)
     // A cancel request was sent and no statement has completed since. The server may act on a
     // cancel late, against the next statement: such a session is not lent to anyone else.
     bool cancel_pending_ = false;
