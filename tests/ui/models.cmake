@@ -11,3 +11,5 @@ pglock_add_test(test_locks_model_pg SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_locks
 # StagedSnapshotFeeder: 6,000 locks reach the model over several turns, at most K new rows a turn;
 # a result arriving meanwhile wins; clear() cancels; the view's current row and expansion stay.
 pglock_add_test(test_staged_feeder SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_staged_feeder.cpp LIBS lockscope_ui)
+# Every cell and role of the locks model for one fixed snapshot, against tests/ui/golden/lock_cells.txt.
+pglock_add_test(test_lock_cells SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_lock_cells.cpp LIBS lockscope_ui)

@@ -1,10 +1,14 @@
 // The columns of the locks view, described once: for each column its header and header tooltip,
-// its alignment, and what makes its cells change: the incremental merge asks the column, rather
-// than keeping a list of its own, so that a column cannot be shown without saying when its cells
-// must be redrawn. lock_columns.cpp holds the one table; static_asserts there require a complete
-// entry per LocksModel::Column, in order.
+// its alignment, what its cells show (per role, for a lock row and for a waiter row) and what
+// makes them change: the model and its incremental merge ask the column, rather than keeping
+// switches and lists of their own, so that a column cannot be shown without saying what it shows
+// and when its cells must be redrawn. lock_columns.cpp holds the one table and each column's
+// functions; static_asserts there require a complete entry per LocksModel::Column, in order.
 #pragma once
 
+#include <QVariant>
+
+#include "models/lock_cells.hpp"
 #include "models/locks_model.hpp"
 #include "pglock/monitor.hpp"
 
@@ -47,6 +51,14 @@ struct ColumnSpec {
     bool (*lockChanged)(const LockChange&);
     // The same for a waiter row's cell. A changed query is row-wide (every cell's tooltip).
     bool (*waiterChanged)(const WaiterChange&);
+    // What a lock row's cell shows for `role`: Qt::DisplayRole, ToolTipRole, DecorationRole, the
+    // column's own tint (BackgroundRole and ForegroundRole) and LocksModel::SortRole (invalid:
+    // the display text sorts). The rest is the model's, the same in every cell of a row: the own
+    // lock's italics, the alignment above, the grey of a stale row and the highlight of a row
+    // idle in transaction (which take the place of a cell's tint), and every other LocksModel role.
+    QVariant (*lockCell)(const LockRowView&, int role, const CellContext&);
+    // The same for a waiter row's cell; a waiter cell without a tooltip shows the waiter's query.
+    QVariant (*waiterCell)(const WaiterRowView&, int role, const CellContext&);
     // Time-driven: its text, sort value and highlight move with the clock, and tick() refreshes it
     // every second; the change predicates cover only what a poll changes.
     bool ticks;

@@ -1,22 +1,18 @@
 #include "models/locks_model.hpp"
+#include "models/lock_cells.hpp"
 #include "models/lock_columns.hpp"
 #include "models/lock_facts.hpp"
 #include "models/plain_text.hpp"
 
 #include "pglock/duration_text.hpp"
-#include "pglock/resolve.hpp"
 
-#include "stores/name_import.hpp"
 #include "theme/app_palette.hpp"
 
-#include <QColor>
 #include <QFont>
 #include <QScopedValueRollback>
-#include <QStringList>
 
 #include <algorithm>
 #include <bit>
-#include <cmath>
 #include <string_view>
 #include <utility>
 
@@ -24,7 +20,6 @@ namespace lockscope {
 
 using namespace facts;
 using pglock::monitor::Backend;
-using pglock::monitor::KeyForm;
 using pglock::monitor::LockEntry;
 using pglock::monitor::LockId;
 using pglock::monitor::Snapshot;
@@ -35,49 +30,6 @@ namespace {
 constexpr unsigned bit(int column) { return 1u << column; }
 constexpr unsigned kAllColumns = (1u << LocksModel::ColumnCount) - 1;
 static_assert(LocksModel::ColumnCount < 32, "column masks are 32-bit");
-
-// Tooltips show the start of a query; the session panel shows all of it.
-constexpr qsizetype kTooltipQueryChars = 500;
-
-// Server-supplied text (application_name, user, state, query) as a view shows it: a bidi
-// override or zero-width character in it is written \uXXXX, never obeyed.
-QString qs(std::string_view s) { return names::shownText(QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size()))); }
-
-QString elide(const std::string& text) {
-    QString q = names::shownText(QString::fromStdString(text).simplified());
-    if (q.size() > kTooltipQueryChars) q = q.left(kTooltipQueryChars) + QChar(0x2026);
-    return q;
-}
-
-QString int4PairText(const LockEntry& e) { return QString::fromStdString(pglock::int4_pair_text(e.pair_first, e.pair_second)); }
-
-QString joined(const std::vector<std::string_view>& values) {
-    QString out;
-    for (const auto& v : values) {
-        if (!out.isEmpty()) out += QLatin1String(", ");
-        out += qs(v);
-    }
-    return out;
-}
-
-QString modeText(LockMode m) {
-    switch (m) {
-    case LockMode::exclusive: return QStringLiteral("exclusive");
-    case LockMode::shared: return QStringLiteral("shared");
-    case LockMode::mixed: return QStringLiteral("mixed");
-    case LockMode::none: break;
-    }
-    return {};
-}
-
-QString pidList(const std::vector<int>& pids) {
-    QString out;
-    for (int pid : pids) {
-        if (!out.isEmpty()) out += QLatin1String(", ");
-        out += QString::number(pid);
-    }
-    return out;
-}
 
 }  // namespace
 
@@ -559,27 +511,20 @@ double LocksModel::now() const {
     return stale_ ? snapshot_->server_now : snapshot_->server_now + static_cast<double>(sinceSnapshot_.elapsed()) / 1000.0;
 }
 
-LockName LocksModel::shownName(const LockRow& row) const {
-    if (namer_) return namer_(row.id, row.entry->key, row.entry->holder_name);
+LockName LocksModel::nameOf(const LockId& id, const LockEntry& entry) const {
+    if (namer_) return namer_(id, entry.key, entry.holder_name);
     // No namer (a bare model): the rule with no catalog, so still the one rule.
     NameFacts facts;
-    facts.holder = row.entry->holder_name;
-    return decideLockName(row.id, row.entry->key, facts);
+    facts.holder = entry.holder_name;
+    return decideLockName(id, entry.key, facts);
 }
+
+LockName LocksModel::shownName(const LockRow& row) const { return nameOf(row.id, *row.entry); }
 
 bool LocksModel::isOwn(const LockRow& row) const { return isOwnEntry(*row.entry); }
 
 bool LocksModel::isOwnEntry(const LockEntry& entry) const {
     return std::any_of(entry.holders.begin(), entry.holders.end(), [this](const auto& h) { return ownPids_.contains(h.pid); });
-}
-
-std::optional<double> LocksModel::heldSeconds(const LockRow& row) const {
-    if (!heldSince_) return std::nullopt;
-    std::optional<double> earliest;
-    for (const auto& h : row.entry->holders)
-        if (const auto since = heldSince_(row.id, h.pid); since && (!earliest || *since < *earliest)) earliest = since;
-    if (!earliest) return std::nullopt;
-    return std::max(0.0, now() - *earliest);
 }
 
 double LocksModel::idleSeconds(const LockRow& row) const { return idleSecondsOf(*row.entry, *row.snap); }
@@ -588,139 +533,48 @@ bool LocksModel::highlighted(const LockRow& row) const { return row.idleInTx && 
 
 QString LocksModel::formatDuration(double seconds) { return QString::fromStdString(pglock::duration_text(seconds)); }
 
+namespace {
+
+// A cell's italics: a lock or wait of this application.
+QVariant italicIf(bool own) {
+    if (!own) return {};
+    QFont font;
+    font.setItalic(true);
+    return font;
+}
+
+// What a view sorts a cell by: the column's sort value, or else its text.
+template <typename Row>
+QVariant sortValue(QVariant (*cell)(const Row&, int, const columns::CellContext&), const Row& row, const columns::CellContext& ctx) {
+    QVariant v = cell(row, LocksModel::SortRole, ctx);
+    return v.isValid() ? v : cell(row, Qt::DisplayRole, ctx);
+}
+
+}  // namespace
+
+// The roles that are the same in every cell of a lock row, and the row-wide parts of the colours;
+// a cell's own data is its column's (lock_columns.cpp).
 QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
     const LockEntry& e = *row.entry;
-    const Snapshot& s = *row.snap;
-    const bool pair = row.id.form == KeyForm::int_pair;
-    const auto display = [&]() -> QString {
-        std::vector<std::string_view> values;
-        switch (static_cast<Column>(column)) {
-        case Name:
-            if (pair) return int4PairText(e);
-            return shownName(row).text;
-        // What the resolver reads back: "a, b" alone would be a classid/objid pair (another lock).
-        case Key: return pair ? int4PairText(e) : QString::number(e.key);
-        case Mode: return modeText(modeOf(e));
-        case Holders: {
-            QString out;
-            for (const auto& h : e.holders) {
-                if (!out.isEmpty()) out += QLatin1String(", ");
-                out += QString::number(h.pid);
-                // Taken by hand in this app: say so where the operator looks for who holds it.
-                if (ownPids_.contains(h.pid)) out += tr(" (this app)");
-            }
-            return out;
-        }
-        case State: return qs(worstState(e, s));
-        case Application: distinctValues(e, s, Field::application, values); return joined(values);
-        case User: distinctValues(e, s, Field::user, values); return joined(values);
-        case Client: {
-            distinctValues(e, s, Field::client, values);
-            QString out = joined(values);
-            distinctValues(e, s, Field::host, values);
-            if (!values.empty()) out += QStringLiteral(" (%1)").arg(joined(values));
-            return out;
-        }
-        case HeldFor: {
-            const auto held = heldSeconds(row);
-            return held ? formatDuration(*held) : QString();
-        }
-        case Waiters: return e.waiters.empty() ? QString() : QString::number(e.waiters.size());
-        case ColumnCount: break;
-        }
-        return {};
-    };
-
+    const columns::ColumnSpec& spec = columns::spec(column);
+    const columns::LockRowView view{row.id, e, *row.snap};
+    const columns::CellContext ctx(*this);
     switch (role) {
-    case Qt::DisplayRole: return display();
+    case Qt::DisplayRole:
     case Qt::ToolTipRole:
-        switch (column) {
-        case Name: {
-            QString tip;
-            if (pair)
-                tip = tr("pg_advisory_lock(int4, int4) with keys %1 and %2: not a named lock").arg(e.pair_first).arg(e.pair_second);
-            else if (const LockName name = shownName(row); name.source == LockNameSource::catalog ||
-                                                            name.source == LockNameSource::collision ||
-                                                            name.source == LockNameSource::takenHere)
-                tip = tr("%1\nkey %2").arg(name.text).arg(e.key);
-            else if (name.source == LockNameSource::holder && !(e.holder_name && e.holder_name->verified))
-                tip = tr("%1\nkey %2\nNot in the catalog: read from the application_name of an earlier holder, and "
-                         "verified (the name hashes to the key)")
-                          .arg(name.text)
-                          .arg(e.key);
-            else if (e.holder_name && e.holder_name->verified)
-                tip = tr("%1\nkey %2\nNot in the catalog: read from the application_name of its holder, pid %3, and "
-                         "verified (the name hashes to the key)")
-                          .arg(names::printable(QByteArray::fromStdString(e.holder_name->name)))
-                          .arg(e.key)
-                          .arg(e.holder_name->pid);
-            else if (e.holder_name)
-                tip = tr("No name known for key %1\nIts holder, pid %2, shows a name cut to fit application_name "
-                         "(63 bytes) that starts with \"%3\": a prefix cannot be verified against the key")
-                          .arg(e.key)
-                          .arg(e.holder_name->pid)
-                          .arg(names::printable(QByteArray::fromStdString(e.holder_name->name)));
-            else
-                tip = tr("No name known for key %1").arg(e.key);
-            if (isOwn(row)) tip += tr("\nHeld by this application");
-            return tip;
-        }
-        case Waiters:
-            return e.waiters.empty() ? QVariant() : QVariant(e.waiters.size() == 1 ? tr("1 session waiting for this lock") : tr("%1 sessions waiting for this lock").arg(e.waiters.size()));
-        case Key:
-            return tr("pg_locks: classid %1, objid %2, objsubid %3").arg(row.id.tag.classid).arg(row.id.tag.objid).arg(pair ? 2 : 1);
-        case Holders:
-        case State: {
-            QStringList lines;
-            for (const auto& h : e.holders) {
-                const Backend* b = backendOf(s, h.pid);
-                QString line = tr("pid %1%2:").arg(h.pid).arg(h.shared ? tr(" (shared)") : QString());
-                if (column == Holders) {
-                    // Who the holder is, as the server knows it: application, address, host.
-                    if (b) {
-                        QStringList who;
-                        if (!b->application_name.empty()) who << qs(b->application_name);
-                        const QString host = b->client_hostname.empty() ? QString() : QStringLiteral(" (%1)").arg(qs(b->client_hostname));
-                        if (!clientOf(b).empty()) who << qs(clientOf(b)) + host;
-                        if (!who.isEmpty()) line += QLatin1Char(' ') + who.join(QStringLiteral(" \u2014 ")) + QLatin1Char('\n') + QStringLiteral("    ");
-                    }
-                    line += QLatin1Char(' ') + (b ? elide(b->query) : QString());
-                } else {
-                    line += QLatin1Char(' ') + (b ? qs(b->state) : QString());
-                    if (b && isIdleInTx(b->state) && b->state_change)
-                        line += tr(" for %1").arg(formatDuration(s.server_now - *b->state_change));
-                }
-                lines << line;
-            }
-            return lines.isEmpty() ? QVariant() : QVariant(lines.join(QLatin1Char('\n')));
-        }
-        default: return {};
-        }
-    case Qt::FontRole:
-        if (isOwn(row)) {
-            QFont font;
-            font.setItalic(true);
-            return font;
-        }
-        return {};
+    case Qt::DecorationRole: return spec.lockCell(view, role, ctx);
+    case SortRole: return sortValue(spec.lockCell, view, ctx);
     case Qt::BackgroundRole:
-    case Qt::ForegroundRole: {
+    case Qt::ForegroundRole:
         // Stale: grey text on the plain background. A highlight says "look at this now", which
         // an old poll cannot back up, and grey does not read on a tint.
         if (stale_) return role == Qt::ForegroundRole ? QVariant(theme::staleText()) : QVariant();
-        // Idle in transaction: the whole row. Waiters: their cell (with an icon), a long hold: its cell.
-        std::optional<theme::Tint> tint;
-        if (highlighted(row)) tint = theme::Tint::attention;
-        else if (column == Waiters && !e.waiters.empty()) tint = theme::Tint::contended;
-        else if (column == HeldFor && heldSeconds(row).value_or(0) >= longHoldThreshold_) tint = theme::Tint::attention;
-        if (!tint) return {};
-        return role == Qt::BackgroundRole ? theme::background(*tint) : theme::foreground(*tint);
-    }
-    case Qt::DecorationRole:
-        if (column == Waiters && !e.waiters.empty()) return theme::waitersIcon();
-        return {};
+        // Idle in transaction: the whole row; else the column's own tint (waiters, a long hold).
+        if (highlighted(row)) return role == Qt::BackgroundRole ? theme::background(theme::Tint::attention) : theme::foreground(theme::Tint::attention);
+        return spec.lockCell(view, role, ctx);
+    case Qt::FontRole: return italicIf(isOwn(row));
     case Qt::TextAlignmentRole:
-        if (columns::spec(column).alignRight) return int(Qt::AlignRight | Qt::AlignVCenter);
+        if (spec.alignRight) return int(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case KeyRole: return QVariant::fromValue(static_cast<qint64>(e.key));
     case PidsRole: {
@@ -732,7 +586,7 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
     case LockIdRole: return QVariant::fromValue(row.id);
     case IsUnknownRole: return !shownName(row).known();
     case HolderNameRole: {
-        if (pair) return {};
+        if (view.pair()) return {};
         // The name the row shows when a holder gave it (now or earlier), else the current holder's.
         if (const LockName name = shownName(row);
             name.name && (name.source == LockNameSource::holder || name.source == LockNameSource::holderPrefix))
@@ -745,112 +599,56 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
         const double idle = idleSeconds(row);
         return idle >= 0 ? QVariant(idle) : QVariant();
     }
-    case SortRole:
-        switch (column) {
-        case Key: return QVariant::fromValue(static_cast<qint64>(e.key));
-        case Holders: return QVariant::fromValue(static_cast<qint64>(e.holders.empty() ? -1 : e.holders.front().pid));
-        case HeldFor: return heldSeconds(row).value_or(-1.0);
-        case Waiters: return static_cast<int>(e.waiters.size());
-        default: return display();
-        }
     case IsOwnRole: return isOwn(row);
     case IsWaiterRole: return false;
     case FilterRole: {
         std::vector<std::string_view> apps;
-        distinctValues(e, s, Field::application, apps);
-        const QString name = pair ? int4PairText(e) : shownName(row).text;
-        return name + QLatin1Char('\n') + QString::number(e.key) + QLatin1Char('\n') + joined(apps);
+        distinctValues(e, *row.snap, Field::application, apps);
+        const QString name = view.pair() ? columns::int4PairText(e) : shownName(row).text;
+        return name + QLatin1Char('\n') + QString::number(e.key) + QLatin1Char('\n') + columns::joinedText(apps);
     }
     default: return {};
     }
 }
 
+// The same for a waiter row.
 QVariant LocksModel::waiterData(const LockRow& lock, const WaiterRow& w, int column, int role) const {
-    const Waiter& wt = *w.waiter;
     const Backend* b = w.backend;
-    const auto waited = [&]() -> std::optional<double> {
-        if (!wt.wait_start) return std::nullopt;  // PostgreSQL before 14 has no waitstart
-        return std::max(0.0, now() - *wt.wait_start);
-    };
-    const auto pinsXmin = [&]() -> std::optional<double> {
-        const auto since = pglock::monitor::xmin_pinned_seconds(wt, lock.snap->server_now);
-        if (!since) return std::nullopt;
+    const columns::ColumnSpec& spec = columns::spec(column);
+    const columns::LockRowView lockView{lock.id, *lock.entry, *lock.snap};
+    const columns::WaiterRowView view{lockView, w.pid, *w.waiter, b};
+    const columns::CellContext ctx(*this);
+    switch (role) {
+    case Qt::DisplayRole:
+    case Qt::DecorationRole: return spec.waiterCell(view, role, ctx);
+    case Qt::ToolTipRole: {
+        // The waiter's query, in every cell that has nothing else to say.
+        if (QVariant tip = spec.waiterCell(view, role, ctx); tip.isValid()) return tip;
+        return b && !b->query.empty() ? QVariant(columns::elidedQuery(b->query)) : QVariant();
+    }
+    case SortRole: return sortValue(spec.waiterCell, view, ctx);
+    case Qt::BackgroundRole:
+    case Qt::ForegroundRole:
+        if (stale_) return role == Qt::ForegroundRole ? QVariant(theme::staleText()) : QVariant();  // as lockData()
+        return spec.waiterCell(view, role, ctx);
+    case PinsXminSecondsRole: {
+        const auto since = pglock::monitor::xmin_pinned_seconds(*w.waiter, lock.snap->server_now);
+        if (!since) return {};
         // Moved on by the time since the poll, like the wait itself.
         return *since + std::max(0.0, now() - lock.snap->server_now);
-    };
-    const bool pinHighlight = [&] {
-        const auto pinned = pinsXmin();
-        return pinned && *pinned >= xminThreshold_;
-    }();
-    const auto display = [&]() -> QString {
-        switch (static_cast<Column>(column)) {
-        case Name: return tr("waiting: pid %1").arg(w.pid);
-        case Mode: return wt.shared ? QStringLiteral("shared") : QStringLiteral("exclusive");
-        case Holders: return wt.blocked_by.empty() ? QString() : tr("blocked by %1").arg(pidList(wt.blocked_by));
-        case State: return b ? qs(b->state) : QString();
-        case Application: return b ? qs(b->application_name) : QString();
-        case User: return b ? qs(b->usename) : QString();
-        case Client: return qs(clientOf(b));
-        case HeldFor: {
-            const auto secs = waited();
-            QString text = secs ? tr("waiting %1").arg(formatDuration(*secs)) : tr("waiting");
-            if (const auto pinned = pinsXmin(); pinned && *pinned >= xminThreshold_)
-                text += tr(", pins xmin for %1").arg(formatDuration(*pinned));
-            return text;
-        }
-        case Key:
-        case Waiters:
-        case ColumnCount: break;
-        }
-        return {};
-    };
-
-    switch (role) {
-    case Qt::DisplayRole: return display();
-    case Qt::ToolTipRole:
-        if (column == HeldFor && wt.xmin_age) {
-            return tr("This waiter's snapshot (backend_xmin, %n transactions old) holds back VACUUM and CREATE INDEX "
-                      "CONCURRENTLY while it waits. pglock's poll strategy waits without one.",
-                      nullptr, static_cast<int>(std::min<std::int64_t>(*wt.xmin_age, INT32_MAX)));
-        }
-        return b && !b->query.empty() ? QVariant(elide(b->query)) : QVariant();
-    case Qt::BackgroundRole:
-    case Qt::ForegroundRole: {
-        if (stale_) return role == Qt::ForegroundRole ? QVariant(theme::staleText()) : QVariant();  // as lockData()
-        const bool longWait = waited().value_or(0) >= longWaitThreshold_;
-        if (column != HeldFor || !(pinHighlight || longWait)) return {};
-        return role == Qt::BackgroundRole ? theme::background(theme::Tint::attention) : theme::foreground(theme::Tint::attention);
     }
-    case PinsXminSecondsRole: {
-        const auto pinned = pinsXmin();
-        return pinned ? QVariant(*pinned) : QVariant();
-    }
-    case Qt::FontRole:
-        if (ownPids_.contains(w.pid)) {
-            QFont font;
-            font.setItalic(true);
-            return font;
-        }
-        return {};
+    case Qt::FontRole: return italicIf(ownPids_.contains(w.pid));
     case Qt::TextAlignmentRole:
-        if (columns::spec(column).alignRight) return int(Qt::AlignRight | Qt::AlignVCenter);
+        if (spec.alignRight) return int(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case KeyRole: return QVariant::fromValue(static_cast<qint64>(lock.entry->key));
     case PidsRole: return QVariant::fromValue(QList<int>{w.pid});
     case LockIdRole: return QVariant::fromValue(lock.id);
     case IsUnknownRole: return !shownName(lock).known();
     case IdleInTxSecondsRole: return {};
-    case SortRole:
-        switch (column) {
-        case Key: return QVariant::fromValue(static_cast<qint64>(lock.entry->key));
-        case Holders: return QVariant::fromValue(static_cast<qint64>(wt.blocked_by.empty() ? -1 : wt.blocked_by.front()));
-        case HeldFor: return waited().value_or(-1.0);
-        case Waiters: return 0;
-        default: return display();
-        }
     case IsOwnRole: return ownPids_.contains(w.pid);
     case IsWaiterRole: return true;
-    case FilterRole: return b ? qs(b->application_name) : QString();
+    case FilterRole: return b ? columns::shownText(b->application_name) : QString();
     default: return {};
     }
 }

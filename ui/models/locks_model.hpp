@@ -34,6 +34,10 @@ Q_DECLARE_METATYPE(pglock::monitor::LockId)
 
 namespace lockscope {
 
+namespace columns {
+class CellContext;
+}
+
 class LocksModel : public QAbstractItemModel {
     Q_OBJECT
 
@@ -164,13 +168,18 @@ private:
     void mergeWaiters(int lockRow, const std::vector<WaiterRow>& next);
     void emitRowChanges(const QModelIndex& parent, const std::vector<std::pair<int, unsigned>>& changes);
 
+    // The cells' functions (lock_columns.cpp) read the naming rule, the hold times, the clock and
+    // the own pids through this.
+    friend class columns::CellContext;
+
     QVariant cellData(const QModelIndex& index, int role) const;  // data() before tooltips are made plain
+    // The roles a whole row shares; each cell's own data is its column's (columns::ColumnSpec).
     QVariant lockData(const LockRow& row, int column, int role) const;
     QVariant waiterData(const LockRow& lock, const WaiterRow& w, int column, int role) const;
+    LockName nameOf(const pglock::monitor::LockId& id, const pglock::monitor::LockEntry& entry) const;
     LockName shownName(const LockRow& row) const;
     bool isOwn(const LockRow& row) const;
     bool isOwnEntry(const pglock::monitor::LockEntry& entry) const;  // held by one of ownPids_
-    std::optional<double> heldSeconds(const LockRow& row) const;
     double idleSeconds(const LockRow& row) const;  // < 0 when no holder is idle in transaction
     bool highlighted(const LockRow& row) const;
     double now() const;

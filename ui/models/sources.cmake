@@ -4,6 +4,8 @@ list(APPEND LOCKSCOPE_UI_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/lock_naming.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lock_facts.hpp
   ${CMAKE_CURRENT_LIST_DIR}/lock_facts.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/lock_cells.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/lock_cells.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lock_columns.hpp
   ${CMAKE_CURRENT_LIST_DIR}/lock_columns.cpp
   ${CMAKE_CURRENT_LIST_DIR}/locks_model.hpp
