@@ -1,6 +1,8 @@
 # Charts: the hold-duration histogram and the hold timeline, their models and the panel that holds
 # both.
 list(APPEND LOCKSCOPE_MODEL_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/chart_models.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/chart_models.cpp
   ${CMAKE_CURRENT_LIST_DIR}/hold_histogram_math.hpp
   ${CMAKE_CURRENT_LIST_DIR}/hold_histogram_math.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lock_label.hpp
