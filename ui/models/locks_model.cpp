@@ -347,6 +347,7 @@ void LocksModel::clear() {
     byId_.clear();
     rowOfSerial_.clear();
     snapshot_.reset();
+    holdStarts_.reset();
     endResetModel();
 }
 
@@ -397,6 +398,8 @@ void LocksModel::setHeldSinceProvider(HeldSinceProvider provider) {
     heldSince_ = std::move(provider);
     tick();
 }
+
+void LocksModel::setHoldStarts(PollResultPtr result) { holdStarts_ = std::move(result); }
 
 void LocksModel::setOwnPids(QSet<int> pids) {
     const QSet<int> before = std::exchange(ownPids_, std::move(pids));
@@ -574,10 +577,12 @@ bool LocksModel::isOwnEntry(const LockEntry& entry) const {
 }
 
 std::optional<double> LocksModel::heldSeconds(const LockRow& row) const {
-    if (!heldSince_) return std::nullopt;
+    if (!heldSince_ && !holdStarts_) return std::nullopt;
     std::optional<double> earliest;
-    for (const auto& h : row.entry->holders)
-        if (const auto since = heldSince_(row.id, h.pid); since && (!earliest || *since < *earliest)) earliest = since;
+    for (const auto& h : row.entry->holders) {
+        const auto since = heldSince_ ? heldSince_(row.id, h.pid) : holdStarts_->heldSince(row.id, h.pid);
+        if (since && (!earliest || *since < *earliest)) earliest = since;
+    }
     if (!earliest) return std::nullopt;
     return std::max(0.0, now() - *earliest);
 }

@@ -37,9 +37,6 @@ ServerSession::ServerSession(CatalogNameCache& names, QObject* parent) : QObject
     model_->setNamer(namer_);
     charts_->setNamer(namer_);
     history_->setNamer(namer_);
-    model_->setHeldSinceProvider([this](const pglock::monitor::LockId& lock, int pid) -> std::optional<double> {
-        return latest_ ? latest_->heldSince(lock, pid) : std::nullopt;
-    });
 
     // onResult first: it learns the holders' names the history then names its rows by.
     connect(&poller_, &Poller::resultReady, this, &ServerSession::onResult);
@@ -123,8 +120,9 @@ void ServerSession::onResult(const PollResultPtr& result) {
     // lanes whose name changed.
     if (const auto learned = holderNames_.learn(*result->snapshot); !learned.empty()) charts_->relabel(learned);
     // A result that adds thousands of locks (the first poll, a reconnect) reaches the locks model
-    // over several event-loop turns (StagedSnapshotFeeder).
-    feeder_->feed(result->snapshot);
+    // over several event-loop turns (StagedSnapshotFeeder); the model takes the hold start times
+    // from the same result.
+    feeder_->feedResult(result);
     // The charts take the result in a later event-loop turn, not in this one: the first poll of
     // 10,000 locks would otherwise be one block of locks model + 10,000 timeline lanes, and every
     // later poll would add the charts' merge to the model's. Every result reaches them, in order
