@@ -240,7 +240,7 @@ int main(int argc, char** argv) {
         options.duration = std::chrono::milliseconds(static_cast<long long>(cli.value(benchSeconds).toDouble() * 1000.0));
         options.pollInterval = std::chrono::milliseconds(std::max(1, cli.value(benchInterval).toInt()));
         if (cli.isSet(benchPolls)) options.maxPolls = cli.value(benchPolls).toULongLong();
-        bench = std::make_unique<lockscope::BenchMode>(window, options);
+        bench = std::make_unique<lockscope::BenchMode>(window.currentSession(), options);
         bench->start();
     }
 

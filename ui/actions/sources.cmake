@@ -1,6 +1,6 @@
 # Actions an operator takes on the server: locks by hand, cancel/terminate other backends. All
 # round trips on worker threads; a read-only switch the controllers enforce themselves.
-list(APPEND LOCKSCOPE_UI_SOURCES
+list(APPEND LOCKSCOPE_MODEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/own_lock.hpp
   ${CMAKE_CURRENT_LIST_DIR}/action_outcome.hpp
   ${CMAKE_CURRENT_LIST_DIR}/read_only_switch.hpp

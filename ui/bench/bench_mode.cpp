@@ -1,9 +1,7 @@
 #include "bench/bench_mode.hpp"
 
-#include <QAbstractItemModel>
-#include <QApplication>
+#include <QCoreApplication>
 #include <QFile>
-#include <QTreeView>
 
 #include <malloc.h>
 
@@ -12,7 +10,8 @@
 #include <cstdio>
 #include <ctime>
 
-#include "widgets/main_window.hpp"
+#include "models/locks_model.hpp"
+#include "session/server_session.hpp"
 
 namespace lockscope {
 
@@ -45,15 +44,15 @@ double threadCpuMs() {
 }
 }  // namespace
 
-BenchMode::BenchMode(MainWindow& window, Options options, QObject* parent)
-    : QObject(parent), window_(window), options_(options) {
+BenchMode::BenchMode(ServerSession& session, Options options, QObject* parent)
+    : QObject(parent), session_(session), options_(options) {
     // A precise timer: a coarse one may fire up to 5% late by design, which is not a stall.
     probe_.setTimerType(Qt::PreciseTimer);
     probe_.setInterval(options_.probeInterval);
     connect(&probe_, &QTimer::timeout, this, &BenchMode::onProbe);
     end_.setSingleShot(true);
     connect(&end_, &QTimer::timeout, this, &BenchMode::finish);
-    connect(&window_.poller(), &Poller::resultReady, this, &BenchMode::onPoll);
+    connect(&session_.poller(), &Poller::resultReady, this, &BenchMode::onPoll);
 }
 
 long BenchMode::rssKiB() {
@@ -70,7 +69,7 @@ long BenchMode::heapInUseKiB() {
 }
 
 void BenchMode::start() {
-    window_.poller().setBenchmarkInterval(options_.pollInterval);
+    session_.poller().setBenchmarkInterval(options_.pollInterval);
     rssStart_ = rssKiB();
     clock_.start();
     lastProbeNs_ = clock_.nsecsElapsed();
@@ -116,7 +115,7 @@ void BenchMode::finish() {
     probe_.stop();
     end_.stop();
     const double seconds = static_cast<double>(clock_.elapsed()) / 1000.0;
-    const int shown = window_.locksView().model() ? window_.locksView().model()->rowCount() : 0;
+    const int shown = session_.locksModel().rowCount();
     std::printf("lockscope bench: %.1f s, %llu polls (%.1f/s, interval %lld ms), %zu locks + %zu waiters in the last poll, "
                 "%d lock rows shown\n",
                 seconds, static_cast<unsigned long long>(polls_), static_cast<double>(polls_) / seconds,
@@ -136,7 +135,7 @@ void BenchMode::finish() {
         std::printf(" (KiB)\n");
     }
     std::fflush(stdout);
-    QApplication::exit(polls_ > 0 ? 0 : 1);
+    QCoreApplication::exit(polls_ > 0 ? 0 : 1);
 }
 
 }  // namespace lockscope

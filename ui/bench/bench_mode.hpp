@@ -1,9 +1,10 @@
-// lockscope --bench-seconds S: the app's benchmark mode. The window connects as usual, the poller
-// runs at a benchmark interval (default 5 ms, far below what the GUI offers), and a probe timer on
-// the GUI thread measures how late each of its ticks fires: the longest time the event loop was
-// not free. At the end it prints polls done, rows shown, the max and p99 stall, and RSS, then
-// quits the app. Everything the window does per poll (merge, charts, history, repaint) runs as it
-// would for an operator; nothing is skipped.
+// lockscope --bench-seconds S: the app's benchmark mode. It drives a server session (the one the
+// window shows, or one without a window): the session connects as usual, its poller runs at a
+// benchmark interval (default 5 ms, far below what the GUI offers), and a probe timer on the GUI
+// thread measures how late each of its ticks fires: the longest time the event loop was not free.
+// At the end it prints polls done, rows in the locks model, the max and p99 stall, and RSS, then
+// quits the app. Everything done per poll (merge, charts, history, and the window's repaint when
+// one shows the session) runs as it would for an operator; nothing is skipped.
 #pragma once
 
 #include <QElapsedTimer>
@@ -18,7 +19,7 @@
 
 namespace lockscope {
 
-class MainWindow;
+class ServerSession;
 
 // Probe ticks' delays in fixed buckets of 0.1 ms up to 2 s, the exact max beside them: memory
 // stays constant however long the run (a list of every tick grew ~16 bytes per tick, which a
@@ -49,8 +50,8 @@ public:
         quint64 rssEvery = 10000;  // note the RSS every this many polls (memory must stay flat)
     };
 
-    BenchMode(MainWindow& window, Options options, QObject* parent = nullptr);
-    // Starts the probe and the clock; the window must already be connecting.
+    BenchMode(ServerSession& session, Options options, QObject* parent = nullptr);
+    // Starts the probe and the clock; the session must already be connecting.
     void start();
 
     // The resident set size of this process, in KiB (-1 when /proc cannot tell).
@@ -64,7 +65,7 @@ private:
     void onPoll(const PollResultPtr& result);
     void finish();
 
-    MainWindow& window_;
+    ServerSession& session_;
     Options options_;
     QTimer probe_;
     QTimer end_;

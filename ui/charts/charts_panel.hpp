@@ -1,7 +1,6 @@
-// The charts tab of the main window: the hold timeline and the hold-duration histogram, fed from
-// the poller's results. The main window hands every PollResult to addPoll() (cheap: the models
-// merge it, the charts repaint at most a few times a second), tells it the catalog's names, and
-// passes on what the /metrics scraper found.
+// The charts tab of the main window: the hold timeline and the hold-duration histogram, drawn from
+// a ChartModels (a server session's, or one of the panel's own). The data calls below go to those
+// models; the panel itself only draws.
 #pragma once
 
 #include <QByteArray>
@@ -9,58 +8,48 @@
 
 #include <vector>
 
+#include "charts/chart_models.hpp"
 #include "charts/hold_histogram_chart.hpp"
-#include "charts/hold_stats_model.hpp"
-#include "charts/lock_label.hpp"
 #include "charts/timeline_chart.hpp"
-#include "charts/timeline_model.hpp"
-#include "poller/poll_result.hpp"
 
 class QTabWidget;
 
 namespace lockscope::charts {
 
-// One name's lock_hold_duration_seconds histogram, summed over the scraped endpoints.
-struct ScrapedHistogram {
-    QByteArray name;
-    std::vector<double> upperBounds;       // le values, +Inf allowed
-    std::vector<double> cumulativeCounts;  // the _bucket values, same order
-    double sum = 0;
-    double count = 0;
-};
-
 class ChartsPanel : public QWidget {
     Q_OBJECT
 
 public:
+    // Draws models of its own (standalone use, the tests).
     explicit ChartsPanel(QWidget* parent = nullptr);
+    // Draws `models` (a server session's), which outlive the panel.
+    explicit ChartsPanel(ChartModels& models, QWidget* parent = nullptr);
 
     // A poll arrived. A result of another connection (generation) than the previous ones starts
     // the charts over, as clear() does.
-    void addPoll(const PollResultPtr& poll);
+    void addPoll(const PollResultPtr& poll) { models_->addPoll(poll); }
     // The app's naming rule (lock_naming.hpp); call refreshNames() when the catalog changes and
     // relabel() when the names of a few keys changed (a name learned from a holder).
-    void setNamer(LockNamer namer);
-    void refreshNames();
-    void relabel(const std::vector<std::int64_t>& keys);
+    void setNamer(LockNamer namer) { models_->setNamer(std::move(namer)); }
+    void refreshNames() { models_->refreshNames(); }
+    void relabel(const std::vector<std::int64_t>& keys) { models_->relabel(keys); }
     // Replaces every scraped histogram (names not in `histograms` lose theirs).
-    void setScrapedHistograms(const std::vector<ScrapedHistogram>& histograms);
+    void setScrapedHistograms(const std::vector<ScrapedHistogram>& histograms) { models_->setScrapedHistograms(histograms); }
     // A new connection: forget holds, waiters and scraped data.
-    void clear();
+    void clear() { models_->clear(); }
 
-    TimelineModel* timelineModel() const { return timeline_; }
-    HoldStatsModel* holdStatsModel() const { return stats_; }
+    ChartModels& models() const { return *models_; }
+    TimelineModel* timelineModel() const { return models_->timelineModel(); }
+    HoldStatsModel* holdStatsModel() const { return models_->holdStatsModel(); }
     TimelineChart* timelineChart() const { return timelineChart_; }
     HoldHistogramChart* histogramChart() const { return histogramChart_; }
     QTabWidget* tabs() const { return tabs_; }
 
 private:
-    TimelineModel* timeline_;
-    HoldStatsModel* stats_;
+    ChartModels* models_;
     TimelineChart* timelineChart_;
     HoldHistogramChart* histogramChart_;
     QTabWidget* tabs_;
-    std::optional<quint64> generation_;
 };
 
 }  // namespace lockscope::charts

@@ -16,10 +16,12 @@ constexpr qsizetype kTooltipQueryChars = 500;
 LockName CellContext::name(const LockRowView& row) const { return model_.nameOf(row.id, row.entry); }
 
 std::optional<double> CellContext::heldSeconds(const LockRowView& row) const {
-    if (!model_.heldSince_) return std::nullopt;
+    if (!model_.heldSince_ && !model_.holdStarts_) return std::nullopt;
     std::optional<double> earliest;
-    for (const auto& h : row.entry.holders)
-        if (const auto since = model_.heldSince_(row.id, h.pid); since && (!earliest || *since < *earliest)) earliest = since;
+    for (const auto& h : row.entry.holders) {
+        const auto since = model_.heldSince_ ? model_.heldSince_(row.id, h.pid) : model_.holdStarts_->heldSince(row.id, h.pid);
+        if (since && (!earliest || *since < *earliest)) earliest = since;
+    }
     if (!earliest) return std::nullopt;
     return std::max(0.0, now() - *earliest);
 }

@@ -299,6 +299,7 @@ void LocksModel::clear() {
     byId_.clear();
     rowOfSerial_.clear();
     snapshot_.reset();
+    holdStarts_.reset();
     endResetModel();
 }
 
@@ -349,6 +350,8 @@ void LocksModel::setHeldSinceProvider(HeldSinceProvider provider) {
     heldSince_ = std::move(provider);
     tick();
 }
+
+void LocksModel::setHoldStarts(PollResultPtr result) { holdStarts_ = std::move(result); }
 
 void LocksModel::setOwnPids(QSet<int> pids) {
     const QSet<int> before = std::exchange(ownPids_, std::move(pids));

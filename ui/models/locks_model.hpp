@@ -29,6 +29,7 @@
 
 #include "models/lock_naming.hpp"
 #include "pglock/monitor.hpp"
+#include "poller/poll_result.hpp"
 
 Q_DECLARE_METATYPE(pglock::monitor::LockId)
 
@@ -103,6 +104,10 @@ public:
     // The catalog (or what the namer knows) changed: dataChanged for the Name column of every lock.
     void refreshNames();
     void setHeldSinceProvider(HeldSinceProvider provider);
+    // The poll result whose snapshot is being merged (StagedSnapshotFeeder::feedResult()): the
+    // Held-for column counts from the hold start times it carries (PollResult::held_since), so the
+    // model needs no closure into its owner. A provider set above wins (tests, the merge bench).
+    void setHoldStarts(PollResultPtr result);
     // The backends of this application: their locks are shown in italics.
     void setOwnPids(QSet<int> pids);
     QSet<int> ownPids() const { return ownPids_; }
@@ -203,6 +208,7 @@ private:
 
     LockNamer namer_;
     HeldSinceProvider heldSince_;
+    PollResultPtr holdStarts_;
     QSet<int> ownPids_;
     double idleThreshold_ = 30.0;
     double xminThreshold_ = 10.0;

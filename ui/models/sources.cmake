@@ -1,5 +1,5 @@
 # The locks view's model, its sort/filter proxy, the staged feeder of big snapshots and the session detail helper.
-list(APPEND LOCKSCOPE_UI_SOURCES
+list(APPEND LOCKSCOPE_MODEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/lock_naming.hpp
   ${CMAKE_CURRENT_LIST_DIR}/lock_naming.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lock_facts.hpp

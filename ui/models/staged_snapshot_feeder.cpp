@@ -77,6 +77,11 @@ void StagedSnapshotFeeder::feed(std::shared_ptr<const mon::Snapshot> snapshot) {
     step();
 }
 
+void StagedSnapshotFeeder::feedResult(const PollResultPtr& result) {
+    model_->setHoldStarts(result);
+    feed(result ? result->snapshot : nullptr);
+}
+
 void StagedSnapshotFeeder::cancel() {
     target_.reset();
     timer_.stop();

@@ -20,6 +20,7 @@
 #include <memory>
 
 #include "pglock/monitor.hpp"
+#include "poller/poll_result.hpp"
 
 namespace lockscope {
 
@@ -35,6 +36,10 @@ public:
 
     // Applies `snapshot` to the model now, or starts (or retargets) staging toward it.
     void feed(std::shared_ptr<const pglock::monitor::Snapshot> snapshot);
+    // The same for a poll result's snapshot; the model also takes the hold start times the result
+    // carries (LocksModel::setHoldStarts). Every staged step is a part of this snapshot, so those
+    // times hold for each step as well.
+    void feedResult(const PollResultPtr& result);
     // Drops the target without applying it (the model is about to be cleared).
     void cancel();
 

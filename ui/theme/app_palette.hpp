@@ -20,7 +20,8 @@ QString toString(Mode mode);
 std::optional<Mode> modeFromEnvironment();
 
 // Applies `mode` to the application: light and dark are Fusion with a fixed palette, system is
-// the platform's own style and palette (as found before the first apply()).
+// the platform's own style and palette (as found before the first apply()). These two are in the
+// widgets library (app_style.cpp): they set the widget style; the colours below need no widget.
 void apply(Mode mode);
 Mode current();
 

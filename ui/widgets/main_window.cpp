@@ -58,19 +58,16 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     // back as snapshots, which the name cache answers from.
     catalogService_ = new CatalogService(catalog_, this);
     names_ = new CatalogNameCache(this);
-    readOnly_ = new ReadOnlySwitch(this);
-    locks_ = new LockController(*readOnly_, this);
-    backends_ = new BackendActions(*readOnly_, this);
+    // The server this window shows: its poller, models and controllers (one session today).
+    server_ = new ServerSession(*names_, this);
+    sessions_ << server_;
+    readOnly_ = &server_->readOnlySwitch();
+    locks_ = &server_->lockController();
+    backends_ = &server_->backendActions();
+    model_ = &server_->locksModel();
+    // Every view names a lock through the session's one namer (lock_naming.hpp), so a lock has one name.
+    const LockNamer& namer = server_->namer();
 
-    model_ = new LocksModel(this);
-    feeder_ = new StagedSnapshotFeeder(model_, this);
-    // Every view names a lock through this one namer (lock_naming.hpp), so a lock has one name.
-    namer_ = [this](const pglock::monitor::LockId& id, std::int64_t key,
-                    const std::optional<pglock::monitor::HolderName>& current) { return nameOf(id, key, current); };
-    model_->setNamer(namer_);
-    model_->setHeldSinceProvider([this](const pglock::monitor::LockId& lock, int pid) -> std::optional<double> {
-        return latest_ ? latest_->heldSince(lock, pid) : std::nullopt;
-    });
     proxy_ = new LocksFilterProxy(this);
     proxy_->setSourceModel(model_);
 
@@ -89,7 +86,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
 
     tabs_ = new QTabWidget(this);
     session_ = new SessionPanel(this);
-    session_->setNamer(namer_);
+    session_->setNamer(namer);
     resolver_ = new ResolverPanel(this);
     resolver_->setNamesForKey([this](qint64 key) { return catalogNames(key); });
     catalogPanel_ = new CatalogPanel(*catalogService_, this);
@@ -104,8 +101,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     split->addWidget(tabs_);
     split->setObjectName(QStringLiteral("locksSplitter"));
     setUpSidePanelSplitter(*split, QStringLiteral("mainWindow/sidePanel"));
-    charts_ = new charts::ChartsPanel(this);
-    charts_->setNamer(namer_);
+    charts_ = new charts::ChartsPanel(server_->chartModels(), this);
     mainTabs_ = new QTabWidget(this);
     mainTabs_->setObjectName(QStringLiteral("mainTabs"));
     mainTabs_->setDocumentMode(true);
@@ -124,26 +120,12 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     locksColumn->addWidget(split, 1);
     mainTabs_->addTab(locksPage, tr("Locks"));
     mainTabs_->addTab(charts_, tr("Charts"));
-    // Every hold and wait the monitor sees ends up in a per-server SQLite file, written on the
-    // recorder's own thread.
-    history_ = new history::HistoryRecorder(this);
-    history_->setNamer(namer_);
-    historyPanel_ = new history::HistoryPanel(history_, this);
+    historyPanel_ = new history::HistoryPanel(&server_->historyRecorder(), this);
     mainTabs_->addTab(historyPanel_, tr("History"));
-    connect(history_, &history::HistoryRecorder::failed, this,
+    connect(&server_->historyRecorder(), &history::HistoryRecorder::failed, this,
             [this](const QString& message) { statusBar()->showMessage(tr("History: %1").arg(message), 10000); });
-    scraper_ = new MetricsScraper(this);
-    metricsModel_ = new MetricsModel(scraper_, this);
-    metricsPanel_ = new MetricsPanel(scraper_, metricsModel_, this);
+    metricsPanel_ = new MetricsPanel(&server_->metricsScraper(), &server_->metricsModel(), this);
     mainTabs_->addTab(metricsPanel_, tr("App metrics"));
-    // What the applications report about hold durations joins the monitor's histogram.
-    connect(metricsModel_, &MetricsModel::histogramsChanged, this, [this] {
-        std::vector<charts::ScrapedHistogram> out;
-        for (const auto& [name, h] : metricsModel_->histograms()) {
-            out.push_back({QByteArray::fromStdString(name), h.upper_bounds, h.cumulative, h.sum, h.count});
-        }
-        charts_->setScrapedHistograms(out);
-    });
     setCentralWidget(mainTabs_);
 
     buildActions();
@@ -152,15 +134,14 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     applySettings(AppSettings::load());
     interval_->setValue(settings_.pollIntervalSeconds);
 
-    connect(&poller_, &Poller::resultReady, this, &MainWindow::onResult);
-    connect(&poller_, &Poller::resultReady, history_, &history::HistoryRecorder::record);
-    connect(&poller_, &Poller::stateChanged, this, &MainWindow::onState);
+    connect(server_, &ServerSession::resultArrived, this, &MainWindow::onResult);
+    connect(server_, &ServerSession::stateChanged, this, &MainWindow::onState);
+    connect(server_, &ServerSession::cleared, summary_, &SummaryStrip::clear);
     connect(view_->selectionModel(), &QItemSelectionModel::currentChanged, this, &MainWindow::onSelection);
     connect(view_, &QTreeView::customContextMenuRequested, this, &MainWindow::showContextMenu);
     connect(catalogService_, &CatalogService::snapshotChanged, this, [this](const CatalogSnapshotPtr& snapshot) {
-        names_->setSnapshot(snapshot);  // first: the others read the new names from it
-        model_->refreshNames();
-        charts_->refreshNames();
+        names_->setSnapshot(snapshot);  // first: the sessions read the new names from it
+        for (ServerSession* session : sessions_) session->refreshNames();
         resolver_->setText(resolver_->text());
     });
     // The window's own adds (name a key, keep a holder's name) report a failure in the status bar.
@@ -168,15 +149,6 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
         if (!catalogJobs_.remove(r.id) || r.ok || r.added == CatalogStore::AddResult::duplicate) return;
         statusBar()->showMessage(tr("Catalog: %1").arg(r.error), 10000);
     });
-    chartFeed_.setSingleShot(true);
-    chartFeed_.setInterval(0);
-    connect(&chartFeed_, &QTimer::timeout, this, &MainWindow::feedCharts);
-    connect(feeder_, &StagedSnapshotFeeder::caughtUp, this, [this] {
-        if (!chartQueue_.empty()) chartFeed_.start();
-    });
-    tick_.setInterval(1000);
-    connect(&tick_, &QTimer::timeout, model_, &LocksModel::tick);
-    tick_.start();
 }
 
 MainWindow::~MainWindow() = default;
@@ -190,7 +162,7 @@ void MainWindow::buildActions() {
     buildOperatorActions(bar);
     pause_ = bar->addAction(tr("Pause"));
     pause_->setCheckable(true);
-    connect(pause_, &QAction::toggled, this, [this](bool paused) { poller_.setPaused(paused); });
+    connect(pause_, &QAction::toggled, this, [this](bool paused) { server_->poller().setPaused(paused); });
     bar->addSeparator();
     bar->addWidget(new QLabel(tr(" Poll every "), this));
     interval_ = new QDoubleSpinBox(this);
@@ -201,7 +173,7 @@ void MainWindow::buildActions() {
     interval_->setSuffix(tr(" s"));
     interval_->setValue(1.0);
     connect(interval_, &QDoubleSpinBox::valueChanged, this, [this](double seconds) {
-        poller_.setInterval(std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0)));
+        server_->poller().setInterval(std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0)));
     });
     bar->addWidget(interval_);
     bar->addSeparator();
@@ -245,31 +217,8 @@ void MainWindow::openConnectionDialog() {
 
 void MainWindow::connectTo(const QString& conninfo, const QString& password, const QString& label, bool readOnly,
                            const QList<QUrl>& metricsUrls) {
-    // Never the conninfo itself in titles or file names: it may carry a password. Its label is
-    // masked too: a URI password with an unencoded '@' would otherwise pass for part of the host.
-    conninfo_ = conninfo.toStdString();
-    const QString server = QString::fromStdString(pglock::redact_secrets(pglock::conninfo_label(conninfo_), conninfo_));
-    connectionLabel_ = label.isEmpty() ? (server.isEmpty() ? tr("(unparsable connection string)") : server) : label;
-    latest_.reset();
-    holderNames_.clear();  // what this server's holders said
-    model_->clear();
-    summary_->clear();
-    model_->setStale(false);
-    lastPollTime_.clear();
-    while (!chartQueue_.empty()) {
-        poller_.releaseOffThread(std::move(chartQueue_.front()));
-        chartQueue_.pop_front();
-    }
-    charts_->clear();
-    readOnly_->set(readOnly);
-    poller_.start(conninfo, password);
-    locks_->setConnection(conninfo, password);
-    backends_->setConnection(conninfo, password);
-    history_->openProfile(label.isEmpty() ? server : label);
-    scraper_->setEndpoints(metricsUrls);
-    if (metricsUrls.isEmpty()) scraper_->stop();
-    else scraper_->start();
-    setWindowTitle(tr("lockscope — %1").arg(connectionLabel_));
+    server_->connectTo(conninfo, password, label, readOnly, metricsUrls);
+    setWindowTitle(tr("lockscope — %1").arg(server_->label()));
 }
 
 QStringList MainWindow::tabNames() {
@@ -303,37 +252,16 @@ bool MainWindow::showTab(const QString& name) {
 }
 
 void MainWindow::onResult(const PollResultPtr& result) {
-    // The previous result is freed on the poll thread once nothing here holds it any more.
-    PollResultPtr previous = std::exchange(latest_, result);
-    const auto release = qScopeGuard([this, &previous] { poller_.releaseOffThread(std::move(previous)); });
     const auto& snap = *result->snapshot;
-    // Names learned from holders first: the views below (and the history, connected after this
-    // slot) name a lock by them, also once its holder is gone. The charts relabel only the few
-    // lanes whose name changed.
-    if (const auto learned = holderNames_.learn(snap); !learned.empty()) charts_->relabel(learned);
-    // A result that adds thousands of locks (the first poll, a reconnect) reaches the locks view
-    // over several event-loop turns (StagedSnapshotFeeder); the labels below count the whole result.
-    feeder_->feed(result->snapshot);
+    // The session has fed its models; the labels below count the whole result, also while the
+    // locks view is still being staged.
     summary_->show(summarize(*result, summaryThresholds()), summaryThresholds());
-    // The charts take the result in a later event-loop turn, not in this one: the first poll of
-    // 10,000 locks would otherwise be one block of locks model + 10,000 timeline lanes, and every
-    // later poll would add the charts' merge to the model's. Every result reaches them, in order
-    // (their holds that ended are in no other result).
-    // While the locks view is being staged the charts wait for it: their first poll of 10,000
-    // lanes in the same turn as a staged step would make that turn as long as the one avoided.
-    chartQueue_.push_back(result);
-    if (!chartFeed_.isActive() && !feeder_->staging()) chartFeed_.start();
     const int major = snap.server_version / 10000;
     const int minor = snap.server_version % 10000;
     serverLabel_->setText(tr("PostgreSQL %1.%2").arg(major).arg(minor));
     standbyLabel_->setText(tr("STANDBY: advisory locks here are local to this server"));
     standbyLabel_->setVisible(snap.in_recovery);
-    lastPollTime_ = QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss"));
-    if (model_->stale()) {
-        model_->setStale(false);
-        onState(poller_.state(), QString());
-    }
-    pollLabel_->setText(tr("polled %1 in %2 ms").arg(lastPollTime_).arg(snap.latency_ms, 0, 'f', 1));
+    pollLabel_->setText(tr("polled %1 in %2 ms").arg(server_->lastPollTime()).arg(snap.latency_ms, 0, 'f', 1));
     std::size_t waiters = 0;
     for (const auto& lock : snap.locks) waiters += lock.waiters.size();
     rowsLabel_->setText(tr("%1, %2 waiting").arg(counted(static_cast<qint64>(snap.locks.size()), tr("lock"), tr("locks"))).arg(waiters));
@@ -342,34 +270,21 @@ void MainWindow::onResult(const PollResultPtr& result) {
     onSelection();
 }
 
-void MainWindow::feedCharts() {
-    if (chartQueue_.empty() || feeder_->staging()) return;  // caughtUp restarts the feed
-    PollResultPtr next = std::move(chartQueue_.front());
-    chartQueue_.pop_front();
-    charts_->addPoll(next);
-    poller_.releaseOffThread(std::move(next));
-    if (!chartQueue_.empty()) chartFeed_.start();
-}
-
-QString MainWindow::redacted(const QString& message) const {
-    return QString::fromStdString(pglock::redact_secrets(message.toStdString(), conninfo_));
-}
-
 void MainWindow::onState(PollState state, const QString& message) {
     QString text;
     switch (state) {
         case PollState::stopped: text = tr("not connected"); break;
-        case PollState::connecting: text = tr("connecting to %1…").arg(connectionLabel_); break;
-        case PollState::connected: text = tr("connected to %1").arg(connectionLabel_); break;
-        case PollState::disconnected: text = tr("disconnected: %1").arg(redacted(message)); break;
+        case PollState::connecting: text = tr("connecting to %1…").arg(server_->label()); break;
+        case PollState::connected: text = tr("connected to %1").arg(server_->label()); break;
+        case PollState::disconnected: text = tr("disconnected: %1").arg(server_->redacted(message)); break;
     }
-    const bool pollFailed = state == PollState::connected && message.startsWith(QStringLiteral("poll failed"));
-    if (state == PollState::connected && !message.isEmpty() && message != QStringLiteral("connected")) text += QStringLiteral(" — ") + redacted(message);
-    // The moment a poll fails what the view shows is history: say so, and since when.
-    if ((state == PollState::disconnected || pollFailed) && !lastPollTime_.isEmpty()) model_->setStale(true);
-    if (model_->stale()) {
-        text += tr(" — showing the locks as of %1").arg(lastPollTime_);
-        pollLabel_->setText(tr("stale: as of %1").arg(lastPollTime_));
+    if (state == PollState::connected && !message.isEmpty() && message != QStringLiteral("connected"))
+        text += QStringLiteral(" — ") + server_->redacted(message);
+    // The moment a poll fails what the view shows is history (the session greys the rows): say
+    // so, and since when.
+    if (server_->stale()) {
+        text += tr(" — showing the locks as of %1").arg(server_->lastPollTime());
+        pollLabel_->setText(tr("stale: as of %1").arg(server_->lastPollTime()));
     }
     stateLabel_->setText(text);
     stateLabel_->setStyleSheet(state == PollState::disconnected ? QStringLiteral("color: %1").arg(theme::errorText().name()) : QString());
@@ -392,11 +307,11 @@ void MainWindow::selectLock(const pglock::monitor::LockId& id) {
 void MainWindow::onSelection() {
     const QModelIndex index = view_->currentIndex();
     if (!index.isValid()) {
-        session_->show(latest_, 0);
+        session_->show(server_->latest(), 0);
         return;
     }
     const QList<int> pids = index.data(LocksModel::PidsRole).value<QList<int>>();
-    session_->show(latest_, pids.isEmpty() ? 0 : pids.first());
+    session_->show(server_->latest(), pids.isEmpty() ? 0 : pids.first());
 }
 
 void MainWindow::showContextMenu(const QPoint& pos) {
@@ -436,24 +351,6 @@ void MainWindow::nameUnknownKey(qint64 key, const QString& start) {
         return;
     }
     addToCatalog(bytes);
-}
-
-LockName MainWindow::nameOf(const pglock::monitor::LockId& id, std::int64_t key,
-                            const std::optional<pglock::monitor::HolderName>& current) {
-    NameFacts facts;
-    if (id.form == pglock::monitor::KeyForm::bigint) {
-        facts.catalog = names_->names(key);
-        // Not catalogued, but taken by hand here: this app knows the name it hashed, and keeps
-        // knowing it after the release (the timeline and the history show the lock then, and
-        // My locks may have dropped the entry by the time they ask).
-        for (const auto& own : locks_->locks())
-            if (own.key == key && own.heldAt.isValid()) takenHere_.insert(key, own.name);
-        if (const auto it = takenHere_.constFind(key); it != takenHere_.cend()) facts.takenHere = *it;
-        // A verified name wins over a cut one, whether it is the current holder's or remembered.
-        const auto remembered = holderNames_.find(key);
-        facts.holder = current && (current->verified || !remembered || !remembered->verified) ? current : remembered;
-    }
-    return decideLockName(id, key, facts);
 }
 
 void MainWindow::addToCatalog(const QByteArray& name) { catalogJobs_.insert(catalogService_->add(name)); }

@@ -1,23 +1,21 @@
-// The lockscope main window: the live locks view, the selected session, the resolver and the
-// name catalog, with the connection state in the status bar. It runs no SQL itself: the poller
-// does, on its own thread; this window only merges finished results into the models.
+// The lockscope main window: a view over server sessions (session/server_session.hpp), which own
+// the poller, the models and the controllers of each server and route the poll results to them.
+// The window shows the current session: the live locks view, the selected backend, the resolver
+// and the name catalog, with the connection state in the status bar. It runs no SQL itself.
 #pragma once
 
-#include <QHash>
+#include <QList>
 #include <QMainWindow>
 #include <QSet>
-#include <QTimer>
 #include <QUrl>
 
-#include <string>
-
-#include <deque>
 #include <memory>
 
 #include "models/lock_naming.hpp"
 #include "models/lock_summary.hpp"
 #include "poller/poll_result.hpp"
 #include "poller/poller.hpp"
+#include "session/server_session.hpp"
 #include "stores/app_settings.hpp"
 #include "stores/profile_store.hpp"
 
@@ -38,6 +36,7 @@ namespace charts {
 class ChartsPanel;
 }
 namespace history {
+class ChartModels;
 class HistoryPanel;
 class HistoryRecorder;
 }
@@ -66,7 +65,7 @@ public:
     explicit MainWindow(CatalogStore& catalog, QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    // Connects at once (as after the connection dialog); used by --dsn and the tests.
+    // Connects the current session at once (as after the connection dialog); used by --dsn and the tests.
     // readOnly: start in read-only mode (profiles marked production do). metricsUrls: the
     // /metrics endpoints of applications that use the library, scraped beside the monitor.
     void connectTo(const QString& conninfo, const QString& password = {}, const QString& label = {},
@@ -77,20 +76,24 @@ public:
     bool showTab(const QString& name);
     static QStringList tabNames();
 
-    Poller& poller() { return poller_; }
-    LocksModel& locksModel() { return *model_; }
-    StagedSnapshotFeeder& locksFeeder() { return *feeder_; }
+    // The sessions this window shows (one today), and the one its views show now.
+    const QList<ServerSession*>& sessions() const { return sessions_; }
+    ServerSession& currentSession() { return *server_; }
+    // The current session's parts, as the views use them.
+    Poller& poller() { return server_->poller(); }
+    LocksModel& locksModel() { return server_->locksModel(); }
+    StagedSnapshotFeeder& locksFeeder() { return server_->locksFeeder(); }
     QTreeView& locksView() { return *view_; }
     ResolverPanel& resolver() { return *resolver_; }
-    PollResultPtr latest() const { return latest_; }
-    LockController& lockController() { return *locks_; }
-    BackendActions& backendActions() { return *backends_; }
-    ReadOnlySwitch& readOnlySwitch() { return *readOnly_; }
+    PollResultPtr latest() const { return server_->latest(); }
+    LockController& lockController() { return server_->lockController(); }
+    BackendActions& backendActions() { return server_->backendActions(); }
+    ReadOnlySwitch& readOnlySwitch() { return server_->readOnlySwitch(); }
     MyLocksPanel& myLocks() { return *myLocks_; }
     charts::ChartsPanel& charts() { return *charts_; }
-    MetricsScraper& metricsScraper() { return *scraper_; }
-    MetricsModel& metricsModel() { return *metricsModel_; }
-    history::HistoryRecorder& historyRecorder() { return *history_; }
+    MetricsScraper& metricsScraper() { return server_->metricsScraper(); }
+    MetricsModel& metricsModel() { return server_->metricsModel(); }
+    history::HistoryRecorder& historyRecorder() { return server_->historyRecorder(); }
     SummaryStrip& summaryStrip() { return *summary_; }
     CatalogService& catalogService() { return *catalogService_; }
     CatalogPanel& catalogPanel() { return *catalogPanel_; }
@@ -112,11 +115,9 @@ private:
     void buildStatusBar();
     void buildKeyboard();  // main_window_keys.cpp
     void terminateSelectedHolder();
+    // The current session's results and states, shown in the status bar, summary and panels.
     void onResult(const PollResultPtr& result);
-    void feedCharts();
     void onState(PollState state, const QString& message);
-    // `message` with the secrets of the current connection string masked (libpq may quote it).
-    QString redacted(const QString& message) const;
     void onSelection();
     SummaryThresholds summaryThresholds() const;
     void showContextMenu(const QPoint& pos);
@@ -128,33 +129,23 @@ private:
     bool releaseBeforeLeaving(const QString& why);
     bool isTransactionLock(quint64 id) const;
     QStringList catalogNames(qint64 key) const;
-    // The app's naming rule with everything this window knows (catalog, locks taken here, names
-    // learned from holders): what namer_ answers for every view.
-    LockName nameOf(const pglock::monitor::LockId& id, std::int64_t key,
-                    const std::optional<pglock::monitor::HolderName>& current);
 
     void addToCatalog(const QByteArray& name);  // on the service's worker; a failure is shown
 
     CatalogStore& catalog_;
     CatalogService* catalogService_;  // every catalog read and write, off the GUI thread
     QSet<quint64> catalogJobs_;       // the adds this window posted
-    HolderNames holderNames_;      // names holders carried, kept after they let go
-    QHash<qint64, QByteArray> takenHere_;  // names of locks taken by hand in this window
-    LockNamer namer_;
-    CatalogNameCache* names_;  // every name lookup of the window goes through it, never a query per ask
+    CatalogNameCache* names_;  // every name lookup of the app goes through it, never a query per ask
     ProfileStore profiles_;
-    Poller poller_;
-    LocksModel* model_;
-    StagedSnapshotFeeder* feeder_;  // every result reaches model_ through it (big ones in steps)
+    QList<ServerSession*> sessions_;  // owned (children of this window)
+    ServerSession* server_;           // the session the views show
+    LocksModel* model_;               // server_'s locks model
     LocksFilterProxy* proxy_;
     QTreeView* view_;
     QTabWidget* mainTabs_;  // Locks, Charts, ...
     QTabWidget* tabs_;      // the side panels beside the locks view
     charts::ChartsPanel* charts_;
-    MetricsScraper* scraper_;
-    MetricsModel* metricsModel_;
     MetricsPanel* metricsPanel_;
-    history::HistoryRecorder* history_;
     history::HistoryPanel* historyPanel_;
     SessionPanel* session_;
     SummaryStrip* summary_;
@@ -168,16 +159,7 @@ private:
     QLabel* standbyLabel_;
     QLabel* pollLabel_;
     QLabel* rowsLabel_;
-    QTimer tick_;
-    QString lastPollTime_;  // HH:mm:ss of the last good poll: what stale rows are "as of"
-    PollResultPtr latest_;
-    // Results the charts have not taken yet (see onResult): oldest first, each one fed in its own
-    // event-loop turn by chartFeed_ (a zero timer, so timers and input get their turn between).
-    std::deque<PollResultPtr> chartQueue_;
-    QTimer chartFeed_;
-    QString connectionLabel_;
-    // In memory only: its secrets are masked in every message shown about this connection.
-    std::string conninfo_;
+    // The current session's parts the window's actions use.
     ReadOnlySwitch* readOnly_;
     LockController* locks_;
     BackendActions* backends_;

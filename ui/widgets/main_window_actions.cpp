@@ -108,8 +108,8 @@ bool MainWindow::isTransactionLock(quint64 id) const {
 void MainWindow::confirmBackendAction(int pid, bool terminate) {
     QString application, user, state;
     QStringList lockNames;
-    if (latest_ && latest_->snapshot) {
-        const auto& snap = *latest_->snapshot;
+    if (const PollResultPtr latest = server_->latest(); latest && latest->snapshot) {
+        const auto& snap = *latest->snapshot;
         if (const auto it = snap.backends.find(pid); it != snap.backends.end()) {
             application = QString::fromStdString(it->second.application_name);
             user = QString::fromStdString(it->second.usename);
@@ -119,7 +119,7 @@ void MainWindow::confirmBackendAction(int pid, bool terminate) {
             const bool holds = std::any_of(lock.holders.begin(), lock.holders.end(), [pid](const auto& h) { return h.pid == pid; });
             const bool waits = std::any_of(lock.waiters.begin(), lock.waiters.end(), [pid](const auto& w) { return w.pid == pid; });
             if (!holds && !waits) continue;
-            const QString label = nameOf(pglock::monitor::id_of(lock), lock.key, lock.holder_name).text;
+            const QString label = server_->nameOf(pglock::monitor::id_of(lock), lock.key, lock.holder_name).text;
             lockNames << (holds ? tr("holds %1").arg(label) : tr("waits for %1").arg(label));
         }
     }

@@ -36,7 +36,7 @@ void MainWindow::buildKeyboard() {
     pollNow->setShortcut(QKeySequence(Qt::Key_F5));
     connect(pollNow, &QAction::triggered, this, [this] {
         if (pause_->isChecked()) statusBar()->showMessage(tr("Paused: resume polling first"), 5000);
-        poller_.pollNow();
+        server_->poller().pollNow();
     });
     view->addSeparator();
     for (int i = 0; i < mainTabs_->count() && i < 4; ++i) {
@@ -76,11 +76,12 @@ void MainWindow::buildKeyboard() {
 }
 
 void MainWindow::openSettings() {
-    SettingsDialog dialog(settings_, history_->isOpen() ? history_->retentionDays() : 0, this);
+    history::HistoryRecorder& history = server_->historyRecorder();
+    SettingsDialog dialog(settings_, history.isOpen() ? history.retentionDays() : 0, this);
     if (dialog.exec() != QDialog::Accepted) return;
     const AppSettings chosen = dialog.settings();
     chosen.save();
-    if (dialog.retentionDays() > 0 && dialog.retentionDays() != history_->retentionDays()) history_->setRetentionDays(dialog.retentionDays());
+    if (dialog.retentionDays() > 0 && dialog.retentionDays() != history.retentionDays()) history.setRetentionDays(dialog.retentionDays());
     // The interval in the toolbar follows a new default; an unchanged default leaves what was set there.
     const bool newInterval = chosen.pollIntervalSeconds != settings_.pollIntervalSeconds;
     applySettings(chosen);
@@ -94,7 +95,7 @@ void MainWindow::applySettings(const AppSettings& settings) {
     model_->setIdleInTransactionThreshold(settings.idleInTransactionSeconds);
     // LOCKSCOPE_THEME (screenshots) wins over the setting.
     if (!theme::modeFromEnvironment() && settings.theme != theme::current()) theme::apply(settings.theme);
-    if (latest_) summary_->show(summarize(*latest_, summaryThresholds()), summaryThresholds());
+    if (const PollResultPtr latest = server_->latest()) summary_->show(summarize(*latest, summaryThresholds()), summaryThresholds());
 }
 
 void MainWindow::terminateSelectedHolder() {

@@ -1,4 +1,4 @@
-list(APPEND LOCKSCOPE_UI_SOURCES
+list(APPEND LOCKSCOPE_WIDGETS_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/main_window.cpp
   ${CMAKE_CURRENT_LIST_DIR}/locks_view_layout.cpp
   ${CMAKE_CURRENT_LIST_DIR}/summary_strip.cpp
@@ -12,7 +12,7 @@ list(APPEND LOCKSCOPE_UI_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/catalog_panel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/name_input.cpp)
 # Operator actions: the take-lock dialog and the "My locks" panel (they talk to ui/actions).
-list(APPEND LOCKSCOPE_UI_SOURCES
+list(APPEND LOCKSCOPE_WIDGETS_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/main_window_actions.cpp
   ${CMAKE_CURRENT_LIST_DIR}/take_lock_dialog.cpp
   ${CMAKE_CURRENT_LIST_DIR}/my_locks_panel.cpp)
