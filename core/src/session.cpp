@@ -476,28 +476,25 @@ KeyText::KeyText(std::int64_t key) noexcept {
     *end = '\0';
 }
 
-Attempt SessionOps::run_prepared(Session& session, const char* name, std::int64_t key, const Context& ctx) {
-    const KeyText param(key);
-    const char* values[1] = {param.text};
+Attempt SessionOps::run_prepared(Session& session, const char* name, const KeyText& key, const Context& ctx) {
+    const char* values[1] = {key.text};
     auto send = [&](PGconn* conn) { return PQsendQueryPrepared(conn, name, 1, values, nullptr, nullptr, 0); };
     return run(session, send, ctx);
 }
 
-Attempt SessionOps::run_prepared(Session& session, const char* name, std::int64_t key, const char* text,
+Attempt SessionOps::run_prepared(Session& session, const char* name, const KeyText& key, const char* text,
                                  const Context& ctx) {
     if (!text) return run_prepared(session, name, key, ctx);
-    const KeyText param(key);
-    const char* values[2] = {param.text, text};
+    const char* values[2] = {key.text, text};
     auto send = [&](PGconn* conn) { return PQsendQueryPrepared(conn, name, 2, values, nullptr, nullptr, 0); };
     return run(session, send, ctx);
 }
 
-Attempt SessionOps::run_prepared(Session& session, const char* name, std::int64_t key, const char* text,
+Attempt SessionOps::run_prepared(Session& session, const char* name, const KeyText& key, const char* text,
                                  const char* text2, const Context& ctx) {
     if (!text2) return run_prepared(session, name, key, text, ctx);
     if (!text) return run_prepared(session, name, key, text2, ctx);
-    const KeyText param(key);
-    const char* values[3] = {param.text, text, text2};
+    const char* values[3] = {key.text, text, text2};
     auto send = [&](PGconn* conn) { return PQsendQueryPrepared(conn, name, 3, values, nullptr, nullptr, 0); };
     return run(session, send, ctx);
 }
