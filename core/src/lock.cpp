@@ -480,24 +480,40 @@ std::optional<Guard> take(const std::shared_ptr<Impl>& impl, bool wait, const Co
     PooledSession session;
     Granted got;
     const detail::NamedHolder* names = nullptr;  // with holder identity (LockImpl::names_holder)
-    try {
-        session = impl->pool->acquire(ctx);
-        refuse_standby(*impl, *session);
-        const auto& st = detail::statements_of(*impl);
-        if (impl->names_holder) names = &detail::named_holder(*impl, *session);
-        const char* app = names ? names->named.c_str() : nullptr;
-        const char* before = names ? names->app.c_str() : nullptr;
-        if (!wait) got = run_lock_statement(*impl, *session, try_statement(*impl, app, before), ctx);
-        else if (impl->options.strategy == AcquireStrategy::poll) got = poll_until_granted(*impl, *session, ctx, app, before);
-        else got = run_lock_statement(*impl, *session, {st.lock_name, st.lock_sql, false, Scope::session, app, before}, ctx);
-    } catch (const Error& e) {
-        if (e.code() == Errc::session_changed) {
-            session.discard();  // its record of prepared statements is wrong for whatever backend comes next
-            impl->session_changed(0, 0);
+    // A session that sat idle in the pool comes without the pool's liveness poll (a system call
+    // per pair): the lock statement is the check. On a session whose backend is gone it fails
+    // and nothing of it ran (a backend that dies mid-statement takes its locks with it, and one
+    // cut off only from us still holds its lock, so the next try finds it taken, as it should):
+    // that session is closed and the lock statement runs again on another. A new connection
+    // that fails is an error. Every idle session may be dead (a server restart): up to max_size.
+    const std::size_t dead_limit = impl->pool->options().max_size;
+    for (std::size_t dead = 0;; ++dead) {
+        bool reused = false;
+        try {
+            session = detail::PoolLend::lend_unchecked(*impl->pool, ctx, reused);
+            refuse_standby(*impl, *session);
+            const auto& st = detail::statements_of(*impl);
+            if (impl->names_holder) names = &detail::named_holder(*impl, *session);
+            const char* app = names ? names->named.c_str() : nullptr;
+            const char* before = names ? names->app.c_str() : nullptr;
+            if (!wait) got = run_lock_statement(*impl, *session, try_statement(*impl, app, before), ctx);
+            else if (impl->options.strategy == AcquireStrategy::poll) got = poll_until_granted(*impl, *session, ctx, app, before);
+            else got = run_lock_statement(*impl, *session, {st.lock_name, st.lock_sql, false, Scope::session, app, before}, ctx);
+            break;
+        } catch (const Error& e) {
+            const bool interruption = e.code() == Errc::canceled || e.code() == Errc::deadline_exceeded;
+            if (reused && session && !session->ok() && !interruption && dead < dead_limit) {
+                session.discard();
+                continue;
+            }
+            if (e.code() == Errc::session_changed) {
+                session.discard();  // its record of prepared statements is wrong for whatever backend comes next
+                impl->session_changed(0, 0);
+            }
+            fail(*impl, e);
+        } catch (const std::exception& e) {
+            fail(*impl, Error(Errc::acquire_failed, e.what()));
         }
-        fail(*impl, e);
-    } catch (const std::exception& e) {
-        fail(*impl, Error(Errc::acquire_failed, e.what()));
     }
     if (!got.granted) {
         impl->count(Outcome::contended);

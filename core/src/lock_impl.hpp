@@ -39,6 +39,16 @@ struct LockImpl {
     void session_changed(int lock_pid, int pid) const noexcept;
 };
 
+// What a Lock may ask of its Pool beyond the public API.
+struct PoolLend {
+    // An idle session without the liveness poll (`reused` true), else a new connection: the
+    // caller's first statement is the check, and it must take another session when that finds
+    // this one dead.
+    static PooledSession lend_unchecked(Pool& pool, const Context& ctx, bool& reused) {
+        return pool.lend(ctx, false, reused);
+    }
+};
+
 // The application_names of a named lock statement: the session's own, which the unlock puts
 // back, and the one naming the lock. Escaping the name and expanding the format cost the client
 // more than the rest of a pair, and the answer only changes with the lock and the session's own
