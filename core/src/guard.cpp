@@ -150,7 +150,7 @@ std::error_code Held::release() noexcept {
                 const SessionOps::CloseAfter limit(*session, bound);
                 const Context none{};
                 SessionOps::prepare(*session, st.unlock_name, st.unlock_sql, restore ? 2 : 1, nullptr, none);
-                return SessionOps::finish(*session, SessionOps::run_prepared(*session, st.unlock_name, lock->key, restore, none));
+                return SessionOps::finish(*session, SessionOps::run_prepared(*session, st.unlock_name, lock->key_text, restore, none));
             }();
             if (const int pid = statement_pid(res); pid != backend_pid) {
                 // Behind a transaction-mode pooler: the unlock reached another backend, and the

@@ -1,6 +1,8 @@
 #include "pglock/lock.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <random>
@@ -147,6 +149,23 @@ std::string current_application_name(Session& session) {
     return value ? value : "";
 }
 
+const NamedHolder& named_holder(const LockImpl& impl, Session& session) {
+    // A handful per thread: a thread taking a few locks in turn keeps all of theirs.
+    thread_local std::array<NamedHolder, 4> cache;
+    thread_local std::size_t next = 0;
+    const char* app = PQparameterStatus(session.native_handle(), "application_name");
+    if (!app) app = "";
+    for (const auto& entry : cache) {
+        if (entry.lock_id == impl.id && entry.app == app) return entry;
+    }
+    NamedHolder& entry = cache[next++ % cache.size()];
+    entry.lock_id = 0;  // until both strings are made: a bad_alloc leaves no half entry behind
+    entry.app = app;
+    entry.named = holder_identity::application_name(impl.application_name_format, entry.app, impl.name);
+    entry.lock_id = impl.id;
+    return entry;
+}
+
 int statement_pid(const Result& res) { return static_cast<int>(res.get_int64(0, 1)); }
 
 void LockImpl::log(LogLevel level, std::string_view message, std::initializer_list<LogAttr> extra) const noexcept {
@@ -248,7 +267,7 @@ void undo_possible_grant(const detail::LockImpl& impl, Session& session, const c
             const Context none{};
             detail::SessionOps::prepare(session, st.unlock_name, st.unlock_sql, restore ? 2 : 1, nullptr, none);
             detail::SessionOps::finish(session,
-                                       detail::SessionOps::run_prepared(session, st.unlock_name, impl.key, restore, none));
+                                       detail::SessionOps::run_prepared(session, st.unlock_name, impl.key_text, restore, none));
             return;  // unlocked, or was not held: either way the session holds no lock of ours
         } catch (const Error& e) {
             if (e.sqlstate() != sqlstate::query_canceled) break;  // anything but the late cancel: give up on the session
@@ -313,7 +332,7 @@ Result finish_fenced(const detail::LockImpl& impl, Session& session, detail::Att
         try {
             detail::SessionOps::prepare(session, st.token_name, st.token_sql, app ? 3 : 2, nullptr, ctx);
             Result res = detail::SessionOps::finish(
-                session, detail::SessionOps::run_prepared(session, st.token_name, impl.key, app, fence, ctx));
+                session, detail::SessionOps::run_prepared(session, st.token_name, impl.key_text, app, fence, ctx));
             if (!res.get_bool(0, 0)) {
                 throw Error(Errc::acquire_failed,
                             "the fenced lock statement failed with a serialization failure (40001) and the session "
@@ -356,7 +375,7 @@ Granted run_lock_statement(const detail::LockImpl& impl, Session& session, const
         if (fence && e.sqlstate() == sqlstate::undefined_table) throw missing_fence_table(e);  // nothing ran
         throw;
     }
-    detail::Attempt attempt = detail::SessionOps::run_prepared(session, name, impl.key, app, fence, ctx);
+    detail::Attempt attempt = detail::SessionOps::run_prepared(session, name, impl.key_text, app, fence, ctx);
     if (attempt.interrupt != Interrupt::none) {
         if (scope == Scope::session) undo_possible_grant(impl, session, restore);
         throw interrupted(attempt.interrupt);
@@ -417,8 +436,11 @@ Lock::Lock(Pool* pool, std::string name, LockOptions options) {
     }
     if (pool->empty()) throw Error(Errc::nil_db, "a Lock needs a pool (this one was moved from)");
     impl_ = std::make_shared<detail::LockImpl>();
+    static std::atomic<std::uint64_t> next_id{1};
+    impl_->id = next_id.fetch_add(1, std::memory_order_relaxed);
     impl_->pool.emplace(pool->share());
     impl_->key = key_of(name);
+    impl_->key_text = detail::KeyText(impl_->key);
     if (options.refuse_key_collision) KeyRegistry::process().claim(name, impl_->key);
     if (options.fencing) impl_->fence_name = fence::bytea_hex(name);
     impl_->name = std::move(name);
@@ -457,28 +479,41 @@ Granted poll_until_granted(const detail::LockImpl& impl, Session& session, const
 std::optional<Guard> take(const std::shared_ptr<Impl>& impl, bool wait, const Context& ctx) {
     PooledSession session;
     Granted got;
-    std::string restore, named;  // application_names: the session's own, and the one naming the lock
-    try {
-        session = impl->pool->acquire(ctx);
-        refuse_standby(*impl, *session);
-        const auto& st = detail::statements_of(*impl);
-        if (impl->names_holder) {
-            restore = detail::current_application_name(*session);
-            named = holder_identity::application_name(impl->application_name_format, restore, impl->name);
+    const detail::NamedHolder* names = nullptr;  // with holder identity (LockImpl::names_holder)
+    // A session that sat idle in the pool comes without the pool's liveness poll (a system call
+    // per pair): the lock statement is the check. On a session whose backend is gone it fails
+    // and nothing of it ran (a backend that dies mid-statement takes its locks with it, and one
+    // cut off only from us still holds its lock, so the next try finds it taken, as it should):
+    // that session is closed and the lock statement runs again on another. A new connection
+    // that fails is an error. Every idle session may be dead (a server restart): up to max_size.
+    const std::size_t dead_limit = impl->pool->options().max_size;
+    for (std::size_t dead = 0;; ++dead) {
+        bool reused = false;
+        try {
+            session = detail::PoolLend::lend_unchecked(*impl->pool, ctx, reused);
+            refuse_standby(*impl, *session);
+            const auto& st = detail::statements_of(*impl);
+            if (impl->names_holder) names = &detail::named_holder(*impl, *session);
+            const char* app = names ? names->named.c_str() : nullptr;
+            const char* before = names ? names->app.c_str() : nullptr;
+            if (!wait) got = run_lock_statement(*impl, *session, try_statement(*impl, app, before), ctx);
+            else if (impl->options.strategy == AcquireStrategy::poll) got = poll_until_granted(*impl, *session, ctx, app, before);
+            else got = run_lock_statement(*impl, *session, {st.lock_name, st.lock_sql, false, Scope::session, app, before}, ctx);
+            break;
+        } catch (const Error& e) {
+            const bool interruption = e.code() == Errc::canceled || e.code() == Errc::deadline_exceeded;
+            if (reused && session && !session->ok() && !interruption && dead < dead_limit) {
+                session.discard();
+                continue;
+            }
+            if (e.code() == Errc::session_changed) {
+                session.discard();  // its record of prepared statements is wrong for whatever backend comes next
+                impl->session_changed(0, 0);
+            }
+            fail(*impl, e);
+        } catch (const std::exception& e) {
+            fail(*impl, Error(Errc::acquire_failed, e.what()));
         }
-        const char* app = impl->names_holder ? named.c_str() : nullptr;
-        const char* before = impl->names_holder ? restore.c_str() : nullptr;
-        if (!wait) got = run_lock_statement(*impl, *session, try_statement(*impl, app, before), ctx);
-        else if (impl->options.strategy == AcquireStrategy::poll) got = poll_until_granted(*impl, *session, ctx, app, before);
-        else got = run_lock_statement(*impl, *session, {st.lock_name, st.lock_sql, false, Scope::session, app, before}, ctx);
-    } catch (const Error& e) {
-        if (e.code() == Errc::session_changed) {
-            session.discard();  // its record of prepared statements is wrong for whatever backend comes next
-            impl->session_changed(0, 0);
-        }
-        fail(*impl, e);
-    } catch (const std::exception& e) {
-        fail(*impl, Error(Errc::acquire_failed, e.what()));
     }
     if (!got.granted) {
         impl->count(Outcome::contended);
@@ -489,10 +524,11 @@ std::optional<Guard> take(const std::shared_ptr<Impl>& impl, bool wait, const Co
     // Held owns the session, undo the grant here; after that, ~Held releases.
     std::shared_ptr<detail::Held> held;
     try {
-        held = std::make_shared<detail::Held>(impl, std::move(session), got.pid, restore, got.token);
+        held = std::make_shared<detail::Held>(impl, std::move(session), got.pid, names ? names->app : std::string(),
+                                              got.token);
         detail::Watcher::instance().watch_later(held);
     } catch (...) {
-        if (!held && session) undo_possible_grant(*impl, *session, impl->names_holder ? restore.c_str() : nullptr);
+        if (!held && session) undo_possible_grant(*impl, *session, names ? names->app.c_str() : nullptr);
         throw;
     }
     impl->count(Outcome::acquired);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "pglock/lock.hpp"
+#include "session_ops.hpp"
 
 namespace pglock::detail {
 
@@ -16,7 +17,9 @@ struct LockImpl {
     // valid when the caller's Pool object moves or is destroyed.
     std::optional<Pool> pool;
     std::string name;
+    std::uint64_t id = 0;  // unique in the process, never reused (per-thread caches key on it)
     std::int64_t key = 0;
+    KeyText key_text{0};  // the statements' first parameter
     LockOptions options;
     std::unique_ptr<LockMetrics> metrics;
     // The holding session's application_name names the lock (pool and lock options agree), in
@@ -35,6 +38,28 @@ struct LockImpl {
     // Errc::session_changed seen: metric and warn "lock: session changed" with both pids.
     void session_changed(int lock_pid, int pid) const noexcept;
 };
+
+// What a Lock may ask of its Pool beyond the public API.
+struct PoolLend {
+    // An idle session without the liveness poll (`reused` true), else a new connection: the
+    // caller's first statement is the check, and it must take another session when that finds
+    // this one dead.
+    static PooledSession lend_unchecked(Pool& pool, const Context& ctx, bool& reused) {
+        return pool.lend(ctx, false, reused);
+    }
+};
+
+// The application_names of a named lock statement: the session's own, which the unlock puts
+// back, and the one naming the lock. Escaping the name and expanding the format cost the client
+// more than the rest of a pair, and the answer only changes with the lock and the session's own
+// name, so each thread keeps the last few. The reference stays valid until this thread asks for
+// names of other locks.
+struct NamedHolder {
+    std::uint64_t lock_id = 0;  // LockImpl::id; 0: empty
+    std::string app;
+    std::string named;
+};
+const NamedHolder& named_holder(const LockImpl& impl, Session& session);
 
 // Column 1 of every lock statement's row: pg_backend_pid() of the backend that ran it. Compared
 // across statements it shows a transaction-mode pooler, at no extra round trip.

@@ -116,6 +116,11 @@ void refuse_transaction_pooler(Session& session, const Context& ctx) {
 }  // namespace
 
 PooledSession Pool::acquire(const Context& ctx) {
+    bool reused = false;
+    return lend(ctx, true, reused);
+}
+
+PooledSession Pool::lend(const Context& ctx, bool check_idle, bool& reused) {
     auto& s = *shared_;
     for (;;) {
         std::unique_lock lock(s.mutex);
@@ -142,13 +147,18 @@ PooledSession Pool::acquire(const Context& ctx) {
             s.idle.pop_back();
             lock.unlock();
             // An idle session whose backend was terminated or whose server restarted has EOF
-            // waiting on its socket: seeing it costs a poll, not a round trip.
-            if (session.check_alive()) return PooledSession(shared_, std::move(session));
+            // waiting on its socket: seeing it costs a poll, not a round trip. A Lock skips the
+            // poll: its first statement finds that out and it takes another session (lock.cpp).
+            if (!check_idle || session.check_alive()) {
+                reused = true;
+                return PooledSession(shared_, std::move(session));
+            }
             s.forget_one();
             continue;
         }
         ++s.open;
         lock.unlock();
+        reused = false;
         try {
             Session session = detail::SessionOps::connect(s.conninfo, ctx, s.options.connect_timeout, s.options.overrides,
                                                           s.keepalive_keywords);

@@ -112,14 +112,17 @@ bool Session::check_alive() noexcept {
 
 bool Session::in_recovery() {
     // "Not in recovery" is final: a primary never becomes a standby under a live session (a
-    // demotion is a restart). "In recovery" can end at any moment, by a promotion, and the session
+    // demotion is a restart). Once seen, every later lock skips the lookup, a walk of libpq's
+    // parameter list. "In recovery" can end at any moment, by a promotion, and the session
     // learns of it (in_hot_standby turning off) only with the answer to its next statement; an
     // idle pooled session would refuse locks on a server that is a primary by now. So a standby
     // answer is asked again, one round trip spent only where the lock is refused anyway.
+    if (in_recovery_ == false) return false;
     if (const char* hot = conn_ ? PQparameterStatus(conn_.get(), "in_hot_standby") : nullptr) {
-        if (std::strcmp(hot, "on") != 0) return false;
-    } else if (in_recovery_ == false) {
-        return false;
+        if (std::strcmp(hot, "on") != 0) {
+            in_recovery_ = false;
+            return false;
+        }
     }
     // Asked with no context to stop it: bounded instead (detail::kCleanupTimeout).
     const detail::SessionOps::CloseAfter limit(*this, Clock::now() + detail::kCleanupTimeout);
@@ -476,28 +479,25 @@ KeyText::KeyText(std::int64_t key) noexcept {
     *end = '\0';
 }
 
-Attempt SessionOps::run_prepared(Session& session, const char* name, std::int64_t key, const Context& ctx) {
-    const KeyText param(key);
-    const char* values[1] = {param.text};
+Attempt SessionOps::run_prepared(Session& session, const char* name, const KeyText& key, const Context& ctx) {
+    const char* values[1] = {key.text};
     auto send = [&](PGconn* conn) { return PQsendQueryPrepared(conn, name, 1, values, nullptr, nullptr, 0); };
     return run(session, send, ctx);
 }
 
-Attempt SessionOps::run_prepared(Session& session, const char* name, std::int64_t key, const char* text,
+Attempt SessionOps::run_prepared(Session& session, const char* name, const KeyText& key, const char* text,
                                  const Context& ctx) {
     if (!text) return run_prepared(session, name, key, ctx);
-    const KeyText param(key);
-    const char* values[2] = {param.text, text};
+    const char* values[2] = {key.text, text};
     auto send = [&](PGconn* conn) { return PQsendQueryPrepared(conn, name, 2, values, nullptr, nullptr, 0); };
     return run(session, send, ctx);
 }
 
-Attempt SessionOps::run_prepared(Session& session, const char* name, std::int64_t key, const char* text,
+Attempt SessionOps::run_prepared(Session& session, const char* name, const KeyText& key, const char* text,
                                  const char* text2, const Context& ctx) {
     if (!text2) return run_prepared(session, name, key, text, ctx);
     if (!text) return run_prepared(session, name, key, text2, ctx);
-    const KeyText param(key);
-    const char* values[3] = {param.text, text, text2};
+    const char* values[3] = {key.text, text, text2};
     auto send = [&](PGconn* conn) { return PQsendQueryPrepared(conn, name, 3, values, nullptr, nullptr, 0); };
     return run(session, send, ctx);
 }

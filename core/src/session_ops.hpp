@@ -30,7 +30,8 @@ private:
     int (*call_)(void*, PGconn*);
 };
 
-// A bigint statement parameter in text form, on the stack.
+// A bigint statement parameter in text form. A Lock makes its key's once (LockImpl::key_text):
+// the conversion cost more than the rest of building a statement.
 struct KeyText {
     explicit KeyText(std::int64_t key) noexcept;
     char text[24];
@@ -78,12 +79,12 @@ struct SessionOps {
                         const Context& ctx);
 
     // The lock statements' form: one bigint parameter.
-    static Attempt run_prepared(Session& session, const char* name, std::int64_t key, const Context& ctx);
+    static Attempt run_prepared(Session& session, const char* name, const KeyText& key, const Context& ctx);
     // The named lock statements' form: the bigint key and one text (nullptr: the key alone).
-    static Attempt run_prepared(Session& session, const char* name, std::int64_t key, const char* text,
+    static Attempt run_prepared(Session& session, const char* name, const KeyText& key, const char* text,
                                 const Context& ctx);
     // The fenced lock statements' form: the key, then `text` and `text2`, each left out when nullptr.
-    static Attempt run_prepared(Session& session, const char* name, std::int64_t key, const char* text,
+    static Attempt run_prepared(Session& session, const char* name, const KeyText& key, const char* text,
                                 const char* text2, const Context& ctx);
 
     // Connects; `attempt_timeout` bounds this attempt on its own (reported as connection_failed,

@@ -2,8 +2,10 @@
 #include <QElapsedTimer>
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -97,6 +99,40 @@ private slots:
             QVERIFY(again.has_value());
             QVERIFY(again->backend_pid() != dead_pid);
             QVERIFY(!again->lost());
+        });
+    }
+
+    // Every idle session of the pool died (a server restart, or an operator terminating them):
+    // try_acquire() and acquire() still get the lock, on a new session, and report no error.
+    void lock_never_fails_on_dead_idle_sessions() {
+        guarded([&] {
+            pglock::Pool pool(dsn_, {.max_size = 3});
+            Lock a(pool, pgt::unique_name()), b(pool, pgt::unique_name()), c(pool, pgt::unique_name());
+            for (int round = 0; round < 2; ++round) {
+                std::set<int> dead;
+                {
+                    auto ga = a.try_acquire(Context::with_timeout(10s));
+                    auto gb = b.try_acquire(Context::with_timeout(10s));
+                    auto gc = c.try_acquire(Context::with_timeout(10s));
+                    QVERIFY(ga && gb && gc);
+                    dead = {ga->backend_pid(), gb->backend_pid(), gc->backend_pid()};
+                }
+                QCOMPARE(pool.idle_count(), std::size_t{3});
+                for (int pid : dead) QVERIFY(terminate(pid));
+                QVERIFY(wait_until([&] { return std::none_of(dead.begin(), dead.end(), [&](int pid) {
+                                       return pgt::backend_exists(*obs_, pid); }); }, 5s));
+                std::optional<Guard> g;
+                try {
+                    g = round == 0 ? a.try_acquire(Context::with_timeout(10s)) : a.acquire(Context::with_timeout(10s));
+                } catch (const pglock::Error& e) {
+                    QFAIL((std::string("a lock failed on a dead idle session: ") + e.what()).c_str());
+                }
+                QVERIFY(g.has_value());
+                QVERIFY2(!dead.count(g->backend_pid()), "the lock was granted on a terminated session");
+                QCOMPARE(granted_pids(*obs_, a.key()), std::vector<int>{g->backend_pid()});
+                QVERIFY(!g->release());
+                QVERIFY(pool.open_count() <= 3);
+            }
         });
     }
 

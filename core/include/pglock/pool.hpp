@@ -45,6 +45,9 @@ struct PoolOptions {
 };
 
 class Pool;
+namespace detail {
+struct PoolLend;
+}
 
 // A session lent by a pool. Going out of scope gives it back when it is healthy and outside a
 // transaction; a broken one (or one discard()ed) is closed, never lent again. A session that ran
@@ -106,6 +109,10 @@ public:
 
 private:
     friend class Lock;
+    friend struct detail::PoolLend;
+    // acquire() with the idle session's liveness check left to the caller when `check_idle` is
+    // false; `reused` says whether the session was idle (not a new connection).
+    PooledSession lend(const Context& ctx, bool check_idle, bool& reused);
     explicit Pool(std::shared_ptr<PooledSession::Shared> shared) noexcept : shared_(std::move(shared)) {}
     // Another handle on this pool's state: what a Lock keeps. Empty for a moved-from Pool.
     Pool share() const noexcept { return Pool(shared_); }

@@ -132,7 +132,7 @@ private:
     // terminated backend): libpq keeps the status OK until it reads EOF, which may come later.
     // On the heap so libpq's pointer to it survives moves.
     std::unique_ptr<bool> fatal_ = std::make_unique<bool>(false);
-    std::optional<bool> in_recovery_;      // the last answer, for servers without in_hot_standby (false is final)
+    std::optional<bool> in_recovery_;      // the last answer (false is final: a primary stays one)
     // A cancel request was sent and no statement has completed since. The server may act on a
     // cancel late, against the next statement: such a session is not lent to anyone else.
     bool cancel_pending_ = false;
