@@ -95,9 +95,12 @@ private:
         ++report_.polls;
         try {
             const Context ctx{stop, start + poll_timeout_};
-            if (!session_)
-                session_.emplace(Session::connect(config_.conninfo, Context{stop, start + pool_.connect_timeout}, {},
-                                                  pool_.keepalive));
+            if (!session_) {
+                const Context connect_ctx{stop, start + pool_.connect_timeout};
+                Session session = Session::connect(config_.conninfo, connect_ctx, {}, pool_.keepalive);
+                monitor::prepare_session(session, monitor::default_monitor_lock_timeout, connect_ctx);
+                session_.emplace(std::move(session));
+            }
             const monitor::Snapshot snapshot = monitor::poll(*session_, ctx);
             holds_.update(snapshot);
             holds_.take_finished();

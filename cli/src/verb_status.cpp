@@ -63,9 +63,12 @@ std::chrono::nanoseconds parse_interval(const std::string& text) {
 // The monitoring session gets the pool's TCP keepalives and user timeout: `status --watch` keeps
 // it for hours, and with libpq's own (the kernel's 2 h idle time) a silently cut network would
 // leave a poll waiting that long instead of reporting the failure and reconnecting.
+// monitor::prepare_session: a poll gives up on a busy catalog lock instead of queueing.
 Session connect(const std::string& dsn, const PoolOptions& pool_opts, std::stop_token stop) {
-    return Session::connect(dsn, Context{std::move(stop), Clock::now() + pool_opts.connect_timeout}, {},
-                            pool_opts.keepalive);
+    const Context ctx{std::move(stop), Clock::now() + pool_opts.connect_timeout};
+    Session session = Session::connect(dsn, ctx, {}, pool_opts.keepalive);
+    monitor::prepare_session(session, monitor::default_monitor_lock_timeout, ctx);
+    return session;
 }
 
 int run_status(const StatusOptions& options, const GlobalOptions& global) {

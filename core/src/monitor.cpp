@@ -109,6 +109,11 @@ bool signal_backend(Session& session, int pid, BackendSignal signal, const Conte
     return session.exec(backend_signal_sql(signal), {pid}, ctx).get_bool(0, 0);
 }
 
+void prepare_session(Session& session, std::chrono::milliseconds lock_timeout, const Context& ctx) {
+    const std::string ms = std::to_string(lock_timeout.count()) + "ms";
+    session.exec("SELECT set_config('lock_timeout', $1, false)", {ms}, ctx);
+}
+
 Snapshot poll(Session& session, const Context& ctx) {
     Snapshot snap;
     snap.server_version = PQserverVersion(session.native_handle());

@@ -18,6 +18,7 @@
 
 #include "core_test_util.hpp"
 #include "pglock/monitor.hpp"
+#include "pglock/sqlstate.hpp"
 
 using namespace std::chrono_literals;
 using pglock::LockTag;
@@ -398,6 +399,33 @@ private slots:
                 },
                 10s));
             admin.query("DROP DATABASE " + db);
+        });
+    }
+
+    // A pending or granted AccessExclusiveLock on a relation the poll reads (here pg_locks
+    // itself, by LOCK TABLE) makes a prepared monitor session's poll fail at once with
+    // lock_not_available, where it would queue, and every session after it with it.
+    void poll_gives_up_on_a_busy_catalog_lock_instead_of_queueing() {
+        guarded([&] {
+            RawConn locker(dsn_);
+            locker.query("BEGIN");
+            locker.query("LOCK TABLE pg_catalog.pg_locks IN ACCESS EXCLUSIVE MODE");
+            auto session = pglock::Session::connect(dsn_);
+            pglock::monitor::prepare_session(session);
+            const auto t0 = pgt::Clock::now();
+            std::string outcome = "the poll returned while pg_locks was locked";
+            try {
+                (void)pglock::monitor::poll(session, pglock::Context::with_timeout(5s));
+            } catch (const pglock::Error& e) {
+                outcome = e.sqlstate() == pglock::sqlstate::lock_not_available
+                              ? "" : "the poll failed otherwise: " + std::string(e.what());
+            }
+            const auto took = pgt::Clock::now() - t0;
+            locker.query("ROLLBACK");
+            QVERIFY2(outcome.empty(), outcome.c_str());
+            QVERIFY2(took < 2s, "the poll waited for the lock instead of giving up after lock_timeout");
+            // The session is still usable once the lock is gone.
+            QVERIFY(pglock::monitor::poll(session, pglock::Context::with_timeout(5s)).server_now > 0);
         });
     }
 

@@ -95,7 +95,10 @@ bool PollWorker::ensureConnected() {
     session_.reset();
     // Keepalives: between polls the session is idle, and a silently cut network would otherwise
     // only show at the next poll's deadline; with them the kernel ends the socket by itself.
-    session_.emplace(pglock::Session::connect(conninfo_, context(kConnectTimeout), overrides_, pglock::Keepalive{}));
+    pglock::Session session = pglock::Session::connect(conninfo_, context(kConnectTimeout), overrides_, pglock::Keepalive{});
+    // A poll gives up on a busy catalog lock (and reports it) instead of queueing behind it.
+    pglock::monitor::prepare_session(session, pglock::monitor::default_monitor_lock_timeout, context(kConnectTimeout));
+    session_.emplace(std::move(session));
     backoff_ = std::chrono::milliseconds(0);
     emit state(generation_, PollState::connected, QStringLiteral("connected"));
     return true;

@@ -3,6 +3,7 @@
 // Qt-free; shared by the lockscope app and `pglock status`.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -115,7 +116,18 @@ std::string poll_query(int server_version);
 // account for it is a prefix. poll() calls it.
 void name_from_holders(Snapshot& snapshot);
 
-// Runs the poll on `session` (which should be dedicated to monitoring). Throws pglock::Error.
+// Makes `session` a monitor's session: a statement on it that would wait for a lock (the poll
+// reads pg_locks, pg_stat_activity and pg_database, whose relation locks queue behind a pending
+// ALTER, VACUUM FULL or LOCK TABLE of them) gives up after `lock_timeout` with SQLSTATE
+// sqlstate::lock_not_available instead of queueing, where it would also hold up every session
+// that queues after it. Run it once after connecting; the setting lasts for the session (behind
+// a transaction-pooling pooler it does not, which the docs say).
+inline constexpr std::chrono::milliseconds default_monitor_lock_timeout{200};
+void prepare_session(Session& session, std::chrono::milliseconds lock_timeout = default_monitor_lock_timeout,
+                     const Context& ctx = {});
+
+// Runs the poll on `session` (which should be dedicated to monitoring, prepare_session'd).
+// Throws pglock::Error.
 Snapshot poll(Session& session, const Context& ctx = {});
 
 // What an operator can do to a backend the poll shows, during an incident.

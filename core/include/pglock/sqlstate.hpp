@@ -16,6 +16,8 @@ inline constexpr std::string_view undefined_table = "42P01";
 inline constexpr std::string_view duplicate_prepared_statement = "42P05";
 // 26000: EXECUTE of a prepared statement the session does not have (a pooler switched sessions).
 inline constexpr std::string_view invalid_sql_statement_name = "26000";
+// 55P03: a lock the statement needed was not free within lock_timeout (or NOWAIT).
+inline constexpr std::string_view lock_not_available = "55P03";
 // 57014: the statement was canceled (our own cancel request, or statement_timeout).
 inline constexpr std::string_view query_canceled = "57014";
 
