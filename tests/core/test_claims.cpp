@@ -134,6 +134,25 @@ private slots:
         });
     }
 
+    // The parser's side of lock_held_info: claims sorted without repeats, value 0 claims
+    // nothing, a claim without a decimal key or a positive pid fails the page.
+    void held_info_parses_strictly() {
+        const auto ok = pglock::exposition::parse_lock_metrics(
+            "lock_held_info{name=\"b\",key=\"-5\",pid=\"9\"} 1\n"
+            "lock_held_info{name=\"a\",key=\"7\",pid=\"10\",instance=\"x\"} 1\n"
+            "lock_held_info{name=\"a\",key=\"7\",pid=\"10\",instance=\"y\"} 1\n"
+            "lock_held_info{name=\"c\",key=\"8\",pid=\"11\"} 0\n"
+            "lock_lost_total{name=\"a\"} 2\n");
+        QVERIFY(!ok.error);
+        QCOMPARE(describe(ok.scrape.held), describe({{"a", 7, 10}, {"b", -5, 9}}));
+        QCOMPARE(ok.scrape.locks.at("a").lost, 2.0);
+        for (const char* bad : {"lock_held_info{name=\"a\",pid=\"10\"} 1\n", "lock_held_info{name=\"a\",key=\"0x7\",pid=\"10\"} 1\n",
+                                "lock_held_info{name=\"a\",key=\"7\",pid=\"0\"} 1\n", "lock_held_info{key=\"7\",pid=\"1\"} 1\n"}) {
+            const auto parsed = pglock::exposition::parse_lock_metrics(bad);
+            QVERIFY2(parsed.error && parsed.scrape.held.empty(), bad);
+        }
+    }
+
     // Skew: a disagreement is reported only after two polls and one scrape have shown it, and a
     // scrape taken before a release cannot confirm a ghost alone.
     void join_needs_two_polls_and_a_scrape() {
