@@ -2,62 +2,17 @@
 // against what the server holds, end to end: a real process using the library serves its
 // metrics, its lock is lost while its lost-lock notice is held back (a ghost), and a lock is
 // taken on its other guard's session behind the guard's back (a leak).
-#include <sys/prctl.h>
-
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QProcess>
-#include <QRegularExpression>
 #include <QtTest>
 
-#include <csignal>
-
+#include "claims_holder_process.hpp"
 #include "cli_test_support.hpp"
 
 using namespace clitest;
 
 namespace {
-
-// The helper process (tests/cli/claims_holder.cpp); killed with the test process.
-class Holder {
-public:
-    explicit Holder(const QString& name) {
-        proc_.setProgram(QStringLiteral(PGLOCK_CLAIMS_HOLDER_PATH));
-        proc_.setArguments({dsn(), name});
-        proc_.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        proc_.setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGKILL); });
-        proc_.start();
-        if (!proc_.waitForStarted(10000)) throw std::runtime_error("cannot start the holder");
-    }
-    ~Holder() {
-        if (proc_.state() != QProcess::NotRunning) {
-            proc_.write("quit\n");
-            if (!proc_.waitForFinished(10000)) {
-                proc_.kill();
-                proc_.waitForFinished(5000);
-            }
-        }
-    }
-    // The next line of its output; throws after timeout_ms.
-    QString line(int timeout_ms = 20000) {
-        QElapsedTimer t;
-        t.start();
-        while (!proc_.canReadLine()) {
-            if (t.elapsed() > timeout_ms || proc_.state() == QProcess::NotRunning)
-                throw std::runtime_error("the holder said nothing in time");
-            proc_.waitForReadyRead(50);
-        }
-        return QString::fromUtf8(proc_.readLine()).trimmed();
-    }
-    void send(const QByteArray& line) {
-        proc_.write(line);
-        proc_.waitForBytesWritten(5000);
-    }
-
-private:
-    QProcess proc_;
-};
 
 QJsonObject app_metrics(const Run& r) {
     const auto doc = QJsonDocument::fromJson(r.out);
@@ -74,12 +29,10 @@ private slots:
     void ghost_and_leak_end_to_end() {
         try {
             const QString name = unique_name("claims");
-            Holder holder(name);
-            const QStringList ready = holder.line().split(' ');
-            QCOMPARE(ready.value(0), QStringLiteral("ready"));
-            const QString url = ready.value(1);
-            const int ghost_pid = ready.value(2).toInt();
-            const int leak_pid = ready.value(3).toInt();
+            pglock::test::ClaimsHolder holder(QStringLiteral(PGLOCK_CLAIMS_HOLDER_PATH), dsn(), name);
+            const QString url = holder.url();
+            const int ghost_pid = holder.ghostPid();
+            const int leak_pid = holder.leakPid();
 
             // Believed and held agree: no ghost, no leak.
             Run r = run({"--dsn", dsn(), "status", "--json", "--metrics-url", url});
@@ -91,8 +44,7 @@ private slots:
             QCOMPARE(app["claimed"].toInt(), 2);
             QVERIFY2(app["ghosts"].toArray().isEmpty() && app["leaks"].toArray().isEmpty(), r.out.constData());
 
-            holder.send("lease\n");
-            QCOMPARE(holder.line(), QStringLiteral("leased"));
+            holder.lease();
             RawConn admin(dsn());
             QCOMPARE(admin.scalar("SELECT pg_terminate_backend($1::int)", {std::to_string(ghost_pid)}), std::string("t"));
             QVERIFY(eventually([&] {
