@@ -7,7 +7,8 @@
 //     label bytes, values bit for bit or both NaN, timestamps): nothing is lost or invented;
 //   - tighter limits only ever turn a success into an error, never change what is read;
 //   - the extraction counts every sample, fails with an empty scrape, gives buckets in ascending
-//     order with no NaN bound, and histogram_quantile stays NaN or inside the buckets' range.
+//     order with no NaN bound, lock_held_info claims sorted without repeats and with a positive
+//     pid, and histogram_quantile stays NaN or inside the buckets' range.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -156,10 +157,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const ex::LockParse locks = ex::parse_lock_metrics(text);
     if (parsed.error) FUZZ_CHECK(locks.error.has_value(), "parse_lock_metrics fails when the parse does");
     if (locks.error) {
-        FUZZ_CHECK(locks.scrape.locks.empty() && locks.scrape.samples == 0, "a failed extraction has an empty scrape");
+        FUZZ_CHECK(locks.scrape.locks.empty() && locks.scrape.held.empty() && locks.scrape.samples == 0,
+                   "a failed extraction has an empty scrape");
         return 0;
     }
     FUZZ_CHECK(locks.scrape.samples == parsed.samples.size(), "the scrape counts every sample");
+    for (std::size_t i = 0; i < locks.scrape.held.size(); ++i) {
+        FUZZ_CHECK(locks.scrape.held[i].pid > 0, "a lock_held_info claim has a positive pid");
+        if (i > 0) FUZZ_CHECK(locks.scrape.held[i - 1] < locks.scrape.held[i], "claims sorted, no repeats");
+    }
     for (const auto& [name, series] : locks.scrape.locks) {
         bool named = false;
         for (const ex::Sample& s : parsed.samples) {

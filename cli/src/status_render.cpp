@@ -167,6 +167,7 @@ std::string render_status_text(const Snapshot& snapshot, const StatusContext& co
             out += "\n";
         }
     }
+    if (context.claims) out += render_claims_text(*context.claims);
     return out;
 }
 
@@ -222,7 +223,9 @@ std::string render_status_json(const Snapshot& snapshot, const StatusContext& co
         }
         out += "]}";
     }
-    out += "]}";
+    out += "]";
+    if (context.claims) out += "," + render_claims_json(*context.claims);
+    out += "}";
     return out;
 }
 

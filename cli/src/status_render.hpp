@@ -5,6 +5,7 @@
 
 #include "catalog_file.hpp"
 #include "pglock/monitor.hpp"
+#include "status_claims.hpp"
 
 namespace pglock::cli {
 
@@ -15,6 +16,8 @@ struct StatusContext {
     // Updated with the snapshot being rendered: held-for counts from the first snapshot that
     // showed the hold, and is unknown (null / "-") in that first snapshot itself.
     const monitor::HoldTracker* tracker = nullptr;
+    // --metrics-url: the applications' claims joined with the polls (ghosts, leaks); null: none.
+    const ClaimsReport* claims = nullptr;
 };
 
 // "15.8" for 150008, "9.6.24" for 90624.

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "catalog_file.hpp"
 #include "pglock/sleep.hpp"
@@ -21,6 +22,8 @@
 #include "pglock_cli/exit_codes.hpp"
 #include "pglock_cli/text.hpp"
 #include "signals.hpp"
+#include "http_get.hpp"
+#include "status_claims.hpp"
 #include "status_render.hpp"
 #include "verbs.hpp"
 
@@ -35,6 +38,7 @@ struct StatusOptions {
     std::string catalog;  // FILE, empty: no names
     bool watch = false;
     std::string interval;  // --watch's optional value
+    std::vector<std::string> metrics_urls;  // --metrics-url: applications' /metrics pages to join
 };
 
 constexpr auto min_interval = 250ms;
@@ -76,6 +80,7 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
     SignalStop signals;
 
     const auto interval = options.watch ? parse_interval(options.interval) : std::chrono::nanoseconds(0);
+    for (const auto& url : options.metrics_urls) parse_http_url(url);  // usage errors before connecting
     Catalog catalog;
     if (!options.catalog.empty()) {
         // A FIFO or a slow disk blocks in open()/read(), where no stop token reaches.
@@ -102,7 +107,13 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
     }
 
     monitor::HoldTracker tracker(0);  // finished holds are not shown: keep none
-    const StatusContext context{&catalog, &tracker};
+    claims::Join join;
+    ClaimsReport claims_report;
+    const bool scrapes = !options.metrics_urls.empty();
+    const auto wall_now = [] {
+        return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    };
+    const StatusContext context{&catalog, &tracker, scrapes ? &claims_report : nullptr};
     const bool tty = ::isatty(STDOUT_FILENO) == 1;
     const std::string every = duration_text(interval);
     double last_server_now = 0;
@@ -124,6 +135,25 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
             if (session && !session->ok()) session.reset();
         }
 
+        if (snapshot && scrapes) {
+            // A ghost or a leak counts once two polls after a scrape show it (pglock/claims.hpp):
+            // without --watch, poll, scrape, and poll twice more a moment apart; with --watch
+            // every tick polls and scrapes.
+            join.poll(*snapshot, wall_now());
+            claims_report.endpoints = scrape_endpoints(options.metrics_urls, join, wall_now());
+            for (int extra = 0; !options.watch && extra < 2; ++extra) {
+                if (!sleep_until(Clock::now() + min_interval, signals.token())) return stopped();
+                try {
+                    snapshot = monitor::poll(*session, Context{signals.token(), std::nullopt});
+                } catch (const Error&) {
+                    if (signals.signal()) return stopped();
+                    throw;
+                }
+                join.poll(*snapshot, wall_now());
+            }
+            claims_report.found = join.confirmed();
+            claims_report.now = wall_now();
+        }
         if (snapshot) {
             tracker.update(*snapshot);
             tracker.take_finished();
@@ -165,6 +195,11 @@ void register_status(CLI::App& app, const GlobalOptions& global, VerbRun& run) {
     auto* watch = cmd->add_option("--watch", options->interval,
                                   "poll again every INTERVAL (default 1s, 250ms..60s) until SIGINT/SIGTERM");
     watch->expected(0, 1)->type_name("[INTERVAL]");
+    cmd->add_option("--metrics-url", options->metrics_urls,
+                    "an application's /metrics page (http:// only, 5 s, 8 MiB, no proxy; repeatable): report "
+                    "ghosts (locks it claims that its backend does not hold) and leaks (locks its backends hold "
+                    "that it does not claim)")
+        ->type_name("URL");
     cmd->callback([options, watch, &global, &run] {
         options->watch = watch->count() > 0;
         run = [options, &global] { return run_status(*options, global); };

@@ -271,10 +271,28 @@ LockParse extract_lock_metrics(std::span<const Sample> samples) {
         const bool bucket = s.metric == bucket_metric;
         const bool sum = s.metric == sum_metric;
         const bool count = s.metric == count_metric;
-        if (!acquires && !bucket && !sum && !count) continue;
+        const bool held = s.metric == held_metric;
+        const bool lost = s.metric == lost_metric;
+        if (!acquires && !bucket && !sum && !count && !held && !lost) continue;
         const std::string* name = s.label("name");
         if (!name) return fail(s, s.metric + " without a \"name\" label");
+        if (held) {
+            const std::string* key = s.label("key");
+            const std::string* pid = s.label("pid");
+            const auto key_value = key ? parse_int64(*key) : std::nullopt;
+            const auto pid_value = pid ? parse_int64(*pid) : std::nullopt;
+            if (!key_value) return fail(s, s.metric + " without a decimal \"key\" label");
+            if (!pid_value || *pid_value <= 0 || *pid_value > std::numeric_limits<int>::max()) {
+                return fail(s, s.metric + " without a positive \"pid\" label");
+            }
+            if (s.value == 1) result.scrape.held.push_back({*name, *key_value, static_cast<int>(*pid_value)});
+            continue;
+        }
         LockSeries& series = result.scrape.locks[*name];
+        if (lost) {
+            series.lost += s.value;
+            continue;
+        }
         if (acquires) {
             const std::string* outcome = s.label("outcome");
             if (!outcome) return fail(s, s.metric + " without an \"outcome\" label");
@@ -293,6 +311,9 @@ LockParse extract_lock_metrics(std::span<const Sample> samples) {
             buckets[*name][*bound] += s.value;
         }
     }
+    auto& held = result.scrape.held;
+    std::sort(held.begin(), held.end());
+    held.erase(std::unique(held.begin(), held.end()), held.end());
     for (auto& [name, by_bound] : buckets) {
         auto& out = result.scrape.locks[name].hold.buckets;
         out.reserve(by_bound.size());

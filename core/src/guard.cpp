@@ -19,6 +19,12 @@ Held::Held(std::shared_ptr<const LockImpl> lock_impl, PooledSession&& held_sessi
       restore_application_name(restore_application_name),
       fencing_token(token) {
     session = std::move(held_session);  // last: nothing after it can throw
+    lock->claim(backend_pid);
+    claimed = true;
+}
+
+void Held::drop_claim() noexcept {
+    if (claimed.exchange(false)) lock->unclaim(backend_pid);
 }
 
 Held::~Held() {
@@ -91,6 +97,8 @@ bool Held::after_lease() noexcept {
 
 void Held::declare_lost() noexcept {
     if (lost.exchange(true)) return;
+    drop_claim();
+    lock->count_lost();
     lost_source.request_stop();
     if (lock->logs(LogLevel::warn)) {
         lock->log(LogLevel::warn, "lock: lost", {{"pid", std::to_string(backend_pid)}});
@@ -203,6 +211,7 @@ std::error_code Held::release() noexcept {
     release_result = result;
     release_done = true;
     guard.unlock();
+    drop_claim();
 
     if (session_died) declare_lost();
     lock->observe_hold(held_seconds);

@@ -71,10 +71,13 @@ struct Held : std::enable_shared_from_this<Held> {
     std::atomic<bool> release_done{false};   // release() has finished: Guard::released() without the mutex
     std::atomic<std::thread::id> lease_thread{};  // who holds the session() lease, if anyone
     std::atomic<bool> lost{false};
+    std::atomic<bool> claimed{false};        // lock_held_info shows this guard (drop_claim() ends it)
     std::atomic<bool> check_pending{false};  // readable while the mutex was busy: its holder may look
     std::atomic<bool> wants_watch{false};    // the watch was due while the mutex was busy
 
 private:
+    // The process no longer believes it holds the lock: its lock_held_info series goes. Once.
+    void drop_claim() noexcept;
     void watch_locked();
     void stop_watching_locked() noexcept;
     void rearm_locked() noexcept;

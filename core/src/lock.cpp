@@ -196,6 +196,30 @@ void LockImpl::observe_hold(double seconds) const noexcept {
     }
 }
 
+void LockImpl::claim(int pid) const noexcept {
+    if (!metrics) return;
+    try {
+        metrics->held(key, pid);
+    } catch (...) {
+    }
+}
+
+void LockImpl::unclaim(int pid) const noexcept {
+    if (!metrics) return;
+    try {
+        metrics->unheld(pid);
+    } catch (...) {
+    }
+}
+
+void LockImpl::count_lost() const noexcept {
+    if (!metrics) return;
+    try {
+        metrics->count_lost();
+    } catch (...) {
+    }
+}
+
 void LockImpl::session_changed(int lock_pid, int pid) const noexcept {
     if (metrics) {
         try {

@@ -35,6 +35,10 @@ struct LockImpl {
     void log(LogLevel level, std::string_view message, std::initializer_list<LogAttr> extra = {}) const noexcept;
     void count(Outcome outcome) const noexcept;
     void observe_hold(double seconds) const noexcept;
+    // lock_held_info: a guard holds the lock on backend `pid` / no longer does; lock_lost_total.
+    void claim(int pid) const noexcept;
+    void unclaim(int pid) const noexcept;
+    void count_lost() const noexcept;
     // Errc::session_changed seen: metric and warn "lock: session changed" with both pids.
     void session_changed(int lock_pid, int pid) const noexcept;
 };

@@ -21,9 +21,10 @@ class PrometheusLockMetrics final : public LockMetrics {
 public:
     PrometheusLockMetrics(std::shared_ptr<PrometheusMetrics> owner, std::string name, prometheus::Counter& acquired,
                           prometheus::Counter& contended, prometheus::Counter& error, prometheus::Histogram& hold,
-                          prometheus::Counter& session_changes)
+                          prometheus::Counter& session_changes, prometheus::Counter& lost,
+                          prometheus::Family<prometheus::Gauge>& held)
         : owner_(std::move(owner)), name_(std::move(name)), acquired_(acquired), contended_(contended), error_(error),
-          hold_(hold), session_changes_(session_changes) {}
+          hold_(hold), session_changes_(session_changes), lost_(lost), held_(held) {}
     ~PrometheusLockMetrics() override;
 
     void count_acquire(Outcome outcome) override {
@@ -35,8 +36,32 @@ public:
     }
     void observe_hold(double seconds) override { hold_.Observe(seconds); }
     void count_session_changed() override { session_changes_.Increment(); }
+    void count_lost() override { lost_.Increment(); }
+
+    // One series per guard: (name, pid) is unique while held, since a session lent to a guard is
+    // not lent again until the guard lets go. Counted anyway, so a surprise never drops a claim
+    // that is still true.
+    void held(std::int64_t key, int pid) override {
+        std::lock_guard lock(mutex_);
+        auto& entry = claims_[pid];
+        if (entry.count++ == 0) {
+            entry.gauge = &held_.Add({{"name", name_}, {"key", std::to_string(key)}, {"pid", std::to_string(pid)}});
+            entry.gauge->Set(1);
+        }
+    }
+    void unheld(int pid) override {
+        std::lock_guard lock(mutex_);
+        const auto it = claims_.find(pid);
+        if (it == claims_.end() || --it->second.count > 0) return;
+        held_.Remove(it->second.gauge);
+        claims_.erase(it);
+    }
 
 private:
+    struct Claim {
+        int count = 0;
+        prometheus::Gauge* gauge = nullptr;
+    };
     std::shared_ptr<PrometheusMetrics> owner_;
     std::string name_;
     prometheus::Counter& acquired_;
@@ -44,6 +69,10 @@ private:
     prometheus::Counter& error_;
     prometheus::Histogram& hold_;
     prometheus::Counter& session_changes_;
+    prometheus::Counter& lost_;
+    prometheus::Family<prometheus::Gauge>& held_;
+    std::mutex mutex_;
+    std::map<int, Claim> claims_;  // by backend pid
 };
 
 class PrometheusMetrics final : public Metrics, public std::enable_shared_from_this<PrometheusMetrics> {
@@ -62,7 +91,16 @@ public:
                                .Name("lock_session_changes_total")
                                .Help("Lock statements that ran on a different server backend than the lock "
                                      "(a transaction-mode pooler in between).")
-                               .Register(*registry_)) {
+                               .Register(*registry_)),
+          lost_(prometheus::BuildCounter()
+                    .Name("lock_lost_total")
+                    .Help("Held advisory locks whose session died under them (the holder was told: Guard::lost()).")
+                    .Register(*registry_)),
+          held_(prometheus::BuildGauge()
+                    .Name("lock_held_info")
+                    .Help("1 per advisory lock this process believes it holds, on the server backend pid; gone when "
+                          "released or found lost.")
+                    .Register(*registry_)) {
         // Which name-to-key derivation this process uses, so that dashboards can spot a fleet
         // whose services disagree (they would not contend for the same locks).
         prometheus::BuildGauge()
@@ -90,8 +128,9 @@ public:
         auto& hold = holds_.Add({{"name", key}},
                                 prometheus::Histogram::BucketBoundaries(std::begin(hold_buckets), std::end(hold_buckets)));
         auto& session_changes = session_changes_.Add({{"name", key}});
+        auto& lost = lost_.Add({{"name", key}});
         return std::make_unique<PrometheusLockMetrics>(shared_from_this(), std::move(key), acquired, contended, error,
-                                                       hold, session_changes);
+                                                       hold, session_changes, lost, held_);
     }
 
     void forget(const std::string& name) {
@@ -104,6 +143,8 @@ private:
     prometheus::Family<prometheus::Counter>& acquires_;
     prometheus::Family<prometheus::Histogram>& holds_;
     prometheus::Family<prometheus::Counter>& session_changes_;
+    prometheus::Family<prometheus::Counter>& lost_;
+    prometheus::Family<prometheus::Gauge>& held_;
     std::mutex mutex_;
     std::set<std::string> names_;
 };

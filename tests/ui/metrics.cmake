@@ -12,3 +12,12 @@ if(TARGET pglock_cli_app)
 else()
   target_compile_definitions(test_metrics_scraper PRIVATE PGLOCK_CLI_PATH="")
 endif()
+# Ghosts and leaks: a real process using the library (tests/cli's pglock_claims_holder) whose
+# lock is lost unnoticed and whose session holds an unclaimed lock; the session's endpoint row
+# and lock rows say so (model library only).
+if(PGLOCK_WITH_PROMETHEUS)
+  pglock_add_test(test_claims_view SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_claims_view.cpp PG
+                  LIBS lockscope_model PostgreSQL::PostgreSQL)
+  target_compile_definitions(test_claims_view PRIVATE PGLOCK_CLAIMS_HOLDER_PATH="$<TARGET_FILE:pglock_claims_holder>")
+  add_dependencies(test_claims_view pglock_claims_holder)
+endif()

@@ -4,6 +4,7 @@
 #include <QBrush>
 #include <QColor>
 
+#include "metrics/claims_tracker.hpp"
 #include "metrics/metrics_scraper.hpp"
 
 namespace lockscope {
@@ -32,6 +33,17 @@ EndpointStatusModel::EndpointStatusModel(MetricsScraper* scraper, QObject* paren
     });
 }
 
+void EndpointStatusModel::setClaimsTracker(ClaimsTracker* claims) {
+    if (claims_) claims_->disconnect(this);
+    claims_ = claims;
+    if (claims_) {
+        connect(claims_, &ClaimsTracker::changed, this, [this] {
+            if (!rows_.isEmpty()) emit dataChanged(index(0, ClaimsColumn), index(int(rows_.size()) - 1, ClaimsColumn));
+        });
+    }
+    if (!rows_.isEmpty()) emit dataChanged(index(0, ClaimsColumn), index(int(rows_.size()) - 1, ClaimsColumn));
+}
+
 int EndpointStatusModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(rows_.size()); }
 
 int EndpointStatusModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
@@ -40,6 +52,19 @@ QVariant EndpointStatusModel::data(const QModelIndex& index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
     const EndpointStatus& s = rows_[index.row()];
     const bool failing = s.state == EndpointStatus::State::error;
+    if (index.column() == ClaimsColumn && !failing) {
+        // What the endpoint claims against what the server holds: red when they disagree.
+        const QString details = claims_ ? claims_->details(s.url) : QString();
+        switch (role) {
+            case Qt::DisplayRole: return claims_ ? claims_->summary(s.url) : QString();
+            case Qt::ToolTipRole:
+                return details.isEmpty() ? QVariant(tr("Locks this application claims (lock_held_info) against "
+                                                       "the locks its backends hold on the server"))
+                                         : QVariant(plainToolTip(details));
+            case Qt::ForegroundRole: return details.isEmpty() ? QVariant() : QVariant(QBrush(errorRed));
+            default: break;
+        }
+    }
     switch (role) {
         case UrlRole: return s.url;
         case StateRole: return int(s.state);
@@ -75,6 +100,7 @@ QVariant EndpointStatusModel::headerData(int section, Qt::Orientation orientatio
         case LocksColumn: return tr("Lock names");
         case SamplesColumn: return tr("Samples");
         case FetchColumn: return tr("Fetch + parse");
+        case ClaimsColumn: return tr("Believed vs held");
         default: return {};
     }
 }

@@ -10,12 +10,13 @@
 
 namespace lockscope {
 
+class ClaimsTracker;
 class MetricsScraper;
 
 class EndpointStatusModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { UrlColumn, StateColumn, LastSuccessColumn, LocksColumn, SamplesColumn, FetchColumn, ColumnCount };
+    enum Column { UrlColumn, StateColumn, LastSuccessColumn, LocksColumn, SamplesColumn, FetchColumn, ClaimsColumn, ColumnCount };
     enum Role { UrlRole = Qt::UserRole + 1, StateRole };  // QUrl; int(EndpointStatus::State)
 
     explicit EndpointStatusModel(MetricsScraper* scraper, QObject* parent = nullptr);
@@ -26,9 +27,12 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
     const EndpointStatus& status(int row) const { return rows_.at(row); }
+    // The Believed-vs-held column: ghosts and leaks of each endpoint (empty without a tracker).
+    void setClaimsTracker(ClaimsTracker* claims);
 
 private:
     QPointer<MetricsScraper> scraper_;
+    QPointer<ClaimsTracker> claims_;
     QList<EndpointStatus> rows_;  // mirrors the scraper's endpoint order
 };
 

@@ -353,6 +353,17 @@ void LocksModel::setHeldSinceProvider(HeldSinceProvider provider) {
 
 void LocksModel::setHoldStarts(PollResultPtr result) { holdStarts_ = std::move(result); }
 
+void LocksModel::setClaimMarks(QHash<qint64, QString> marks) {
+    if (marks == claimMarks_) return;
+    const QHash<qint64, QString> before = std::exchange(claimMarks_, std::move(marks));
+    std::vector<std::pair<int, unsigned>> changes;
+    for (int r = 0; r < lockCount(); ++r) {
+        const qint64 key = lockAt(r).entry->key;
+        if (before.value(key) != claimMarks_.value(key)) changes.emplace_back(r, bit(Name));
+    }
+    emitRowChanges({}, changes);
+}
+
 void LocksModel::setOwnPids(QSet<int> pids) {
     const QSet<int> before = std::exchange(ownPids_, std::move(pids));
     const auto holdsAny = [](const LockRow& row, const QSet<int>& set) {
@@ -562,10 +573,21 @@ QVariant LocksModel::lockData(const LockRow& row, int column, int role) const {
     const columns::ColumnSpec& spec = columns::spec(column);
     const columns::LockRowView view{row.id, e, *row.snap};
     const columns::CellContext ctx(*this);
+    // A ghost or a leak on this key (bigint keys only: claims name no int4 pair): a red marker
+    // on the name, and what disagrees in its tooltip.
+    const auto mark = column == Name && !view.pair() ? claimMarks_.constFind(static_cast<qint64>(e.key)) : claimMarks_.cend();
     switch (role) {
-    case Qt::DisplayRole:
+    case Qt::DisplayRole: return spec.lockCell(view, role, ctx);
     case Qt::ToolTipRole:
-    case Qt::DecorationRole: return spec.lockCell(view, role, ctx);
+        if (mark != claimMarks_.cend()) return spec.lockCell(view, role, ctx).toString() + QStringLiteral("\n\n") + *mark;
+        return spec.lockCell(view, role, ctx);
+    case Qt::DecorationRole:
+        if (mark != claimMarks_.cend()) return theme::errorText();
+        return spec.lockCell(view, role, ctx);
+    case ClaimsRole: {
+        const auto it = view.pair() ? claimMarks_.cend() : claimMarks_.constFind(static_cast<qint64>(e.key));
+        return it != claimMarks_.cend() ? QVariant(*it) : QVariant();
+    }
     case SortRole: return sortValue(spec.lockCell, view, ctx);
     case Qt::BackgroundRole:
     case Qt::ForegroundRole:

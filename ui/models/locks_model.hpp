@@ -17,6 +17,7 @@
 #include <QAbstractItemModel>
 #include <QElapsedTimer>
 #include <QList>
+#include <QHash>
 #include <QSet>
 #include <QString>
 
@@ -78,6 +79,9 @@ public:
         // double: waiter rows whose backend_xmin is set, for how long they have pinned the xmin
         // horizon (see monitor::Waiter::xmin_since); else invalid
         PinsXminSecondsRole,
+        // QString: what scraped applications believe about this key against what the server
+        // holds (ghosts and leaks, ClaimsTracker), one line each; invalid when they agree
+        ClaimsRole,
     };
     Q_ENUM(Role)
 
@@ -111,6 +115,9 @@ public:
     // The backends of this application: their locks are shown in italics.
     void setOwnPids(QSet<int> pids);
     QSet<int> ownPids() const { return ownPids_; }
+    // Keys with a ghost or a leak (ClaimsTracker::marksByKey()): their Name cell gets a red
+    // marker and the lines in its tooltip.
+    void setClaimMarks(QHash<qint64, QString> marks);
     // Holders idle in transaction longer than this are highlighted (default 30 s).
     void setIdleInTransactionThreshold(double seconds);
     double idleInTransactionThreshold() const { return idleThreshold_; }
@@ -210,6 +217,7 @@ private:
     HeldSinceProvider heldSince_;
     PollResultPtr holdStarts_;
     QSet<int> ownPids_;
+    QHash<qint64, QString> claimMarks_;
     double idleThreshold_ = 30.0;
     double xminThreshold_ = 10.0;
     double longHoldThreshold_ = 60.0;

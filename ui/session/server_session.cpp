@@ -8,6 +8,7 @@
 #include "actions/read_only_switch.hpp"
 #include "charts/chart_models.hpp"
 #include "history/history_recorder.hpp"
+#include "metrics/claims_tracker.hpp"
 #include "metrics/metrics_model.hpp"
 #include "metrics/metrics_scraper.hpp"
 #include "models/locks_model.hpp"
@@ -30,6 +31,7 @@ ServerSession::ServerSession(CatalogNameCache& names, QObject* parent) : QObject
     history_ = new history::HistoryRecorder(this);
     scraper_ = new MetricsScraper(this);
     metricsModel_ = new MetricsModel(scraper_, this);
+    claims_ = new ClaimsTracker(scraper_, this);
 
     // Every model names a lock through this one namer, so a lock has one name everywhere.
     namer_ = [this](const pglock::monitor::LockId& id, std::int64_t key,
@@ -54,6 +56,8 @@ ServerSession::ServerSession(CatalogNameCache& names, QObject* parent) : QObject
         }
         charts_->setScrapedHistograms(out);
     });
+    // Ghosts and leaks mark their lock's row.
+    connect(claims_, &ClaimsTracker::changed, this, [this] { model_->setClaimMarks(claims_->marksByKey()); });
     chartFeed_.setSingleShot(true);
     chartFeed_.setInterval(0);
     connect(&chartFeed_, &QTimer::timeout, this, &ServerSession::feedCharts);
@@ -82,6 +86,7 @@ void ServerSession::connectTo(const QString& conninfo, const QString& password, 
     lastPollTime_.clear();
     dropChartQueue();
     charts_->clear();
+    claims_->clear();
     readOnly_->set(readOnly);
     emit cleared();
     poller_.start(conninfo, password);
@@ -123,6 +128,7 @@ void ServerSession::onResult(const PollResultPtr& result) {
     // over several event-loop turns (StagedSnapshotFeeder); the model takes the hold start times
     // from the same result.
     feeder_->feedResult(result);
+    claims_->onPoll(*result->snapshot);
     // The charts take the result in a later event-loop turn, not in this one: the first poll of
     // 10,000 locks would otherwise be one block of locks model + 10,000 timeline lanes, and every
     // later poll would add the charts' merge to the model's. Every result reaches them, in order

@@ -31,6 +31,7 @@ namespace history {
 class HistoryRecorder;
 }
 class BackendActions;
+class ClaimsTracker;
 class CatalogNameCache;
 class LockController;
 class LocksModel;
@@ -81,6 +82,8 @@ public:
     history::HistoryRecorder& historyRecorder() { return *history_; }
     MetricsScraper& metricsScraper() { return *scraper_; }
     MetricsModel& metricsModel() { return *metricsModel_; }
+    // The scraped endpoints' claims against the polls: ghosts and leaks.
+    ClaimsTracker& claimsTracker() { return *claims_; }
     LockController& lockController() { return *locks_; }
     BackendActions& backendActions() { return *backends_; }
     ReadOnlySwitch& readOnlySwitch() { return *readOnly_; }
@@ -114,6 +117,7 @@ private:
     history::HistoryRecorder* history_;
     MetricsScraper* scraper_;
     MetricsModel* metricsModel_;
+    ClaimsTracker* claims_;
     QTimer tick_;  // the Held-for cells count up between polls
     // Results the charts have not taken yet (see onResult): oldest first, each one fed in its own
     // event-loop turn by chartFeed_ (a zero timer, so timers and input get their turn between).

@@ -24,6 +24,8 @@
 #include "charts/charts_panel.hpp"
 #include "history/history_panel.hpp"
 #include "history/history_recorder.hpp"
+#include "metrics/claims_tracker.hpp"
+#include "metrics/endpoint_status_model.hpp"
 #include "metrics/metrics_model.hpp"
 #include "metrics/metrics_panel.hpp"
 #include "metrics/metrics_scraper.hpp"
@@ -125,6 +127,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     connect(&server_->historyRecorder(), &history::HistoryRecorder::failed, this,
             [this](const QString& message) { statusBar()->showMessage(tr("History: %1").arg(message), 10000); });
     metricsPanel_ = new MetricsPanel(&server_->metricsScraper(), &server_->metricsModel(), this);
+    metricsPanel_->statusModel()->setClaimsTracker(&server_->claimsTracker());
     mainTabs_->addTab(metricsPanel_, tr("App metrics"));
     setCentralWidget(mainTabs_);
 

@@ -77,12 +77,23 @@ struct LockSeries {
     std::map<std::string, double, std::less<>> acquires;  // outcome ("acquired", "contended", "error") -> total
     Histogram hold;                                       // lock_hold_duration_seconds
     bool has_hold = false;                                // any hold series seen for the name
+    double lost = 0;                                      // lock_lost_total
 
     double acquires_of(std::string_view outcome) const noexcept;
 };
 
+// One lock_held_info series: the endpoint's process believes it holds `name` (key `key`) on the
+// server backend `pid`.
+struct HeldClaim {
+    std::string name;
+    std::int64_t key = 0;
+    int pid = 0;
+    friend auto operator<=>(const HeldClaim&, const HeldClaim&) = default;
+};
+
 struct LockScrape {
     std::map<std::string, LockSeries, std::less<>> locks;  // by lock name (raw bytes)
+    std::vector<HeldClaim> held;                            // lock_held_info with value 1, sorted, no repeats
     std::size_t samples = 0;                               // every sample on the page, ours or not
 };
 
@@ -93,11 +104,14 @@ struct LockParse {
 
 inline constexpr std::string_view acquires_metric = "lock_acquires_total";
 inline constexpr std::string_view hold_metric = "lock_hold_duration_seconds";
+inline constexpr std::string_view held_metric = "lock_held_info";
+inline constexpr std::string_view lost_metric = "lock_lost_total";
 
 // Picks this library's series out of the samples. Series that differ in labels other than
 // name/outcome/le (an application's own constant labels) are summed, as `sum by (name, outcome)`
 // would. A sample of ours without a `name` label, or a bucket whose `le` is not a number, is an
-// error naming its line.
+// error naming its line; so is a lock_held_info without a decimal int64 `key` or a positive int
+// `pid`. lock_held_info samples whose value is not 1 claim nothing.
 LockParse extract_lock_metrics(std::span<const Sample> samples);
 
 // parse_samples + extract_lock_metrics.

@@ -48,6 +48,14 @@ public:
     // lock_session_changes_total{name}: the lock's statements ran on different server backends
     // (Errc::session_changed). Not pure, so sinks written before it still compile.
     virtual void count_session_changed() {}
+    // lock_held_info{name,key,pid} = 1: what this process believes it holds. A guard of this lock
+    // holds it on backend `pid` (pg_backend_pid() of the lock statement) from the grant until its
+    // release, or until it is found lost. One call per guard: a level taken again on the guard's
+    // session behind its back is not the guard's, and the guard's unlock drops it anyway.
+    virtual void held(std::int64_t key, int pid) { (void)key; (void)pid; }
+    virtual void unheld(int pid) { (void)pid; }
+    // lock_lost_total{name}: a guard of this lock found its session dead (Guard::lost()).
+    virtual void count_lost() {}
 };
 
 // Where locks register their series. Registering a name that is already registered (and whose

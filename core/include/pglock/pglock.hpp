@@ -1,6 +1,7 @@
 // Everything of pglock in one include.
 #pragma once
 
+#include "pglock/claims.hpp"
 #include "pglock/conninfo.hpp"
 #include "pglock/context.hpp"
 #include "pglock/error.hpp"
