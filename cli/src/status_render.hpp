@@ -4,7 +4,9 @@
 #include <string>
 
 #include "catalog_file.hpp"
+#include "pglock/context_locks.hpp"
 #include "pglock/monitor.hpp"
+#include "pglock/orphan.hpp"
 
 namespace pglock::cli {
 
@@ -15,6 +17,11 @@ struct StatusContext {
     // Updated with the snapshot being rendered: held-for counts from the first snapshot that
     // showed the hold, and is unknown (null / "-") in that first snapshot itself.
     const monitor::HoldTracker* tracker = nullptr;
+    // Locks other libraries derive from this database and its schemas (named after the catalog,
+    // before a holder's name); null: none known.
+    const monitor::ContextLocks* context_locks = nullptr;
+    // Updated with the snapshot being rendered: each holder's orphan evidence; null: none shown.
+    const monitor::OrphanWatch* orphans = nullptr;
 };
 
 // "15.8" for 150008, "9.6.24" for 90624.
