@@ -29,6 +29,7 @@
 
 #include "models/lock_naming.hpp"
 #include "pglock/monitor.hpp"
+#include "pglock/orphan.hpp"
 #include "poller/poll_result.hpp"
 
 Q_DECLARE_METATYPE(pglock::monitor::LockId)
@@ -111,6 +112,11 @@ public:
     // The backends of this application: their locks are shown in italics.
     void setOwnPids(QSet<int> pids);
     QSet<int> ownPids() const { return ownPids_; }
+    // Each holder's orphan evidence (pglock/orphan.hpp, from the poll result): the State cell of
+    // a lock with such a holder shows a marker and the evidence in its tooltip.
+    using OrphanEvidence = std::map<int, std::vector<pglock::monitor::OrphanEvidence>>;
+    void setOrphanEvidence(const OrphanEvidence& evidence);
+    const std::vector<pglock::monitor::OrphanEvidence>* orphanEvidence(int pid) const;
     // Holders idle in transaction longer than this are highlighted (default 30 s).
     void setIdleInTransactionThreshold(double seconds);
     double idleInTransactionThreshold() const { return idleThreshold_; }
@@ -210,6 +216,7 @@ private:
     HeldSinceProvider heldSince_;
     PollResultPtr holdStarts_;
     QSet<int> ownPids_;
+    OrphanEvidence orphans_;
     double idleThreshold_ = 30.0;
     double xminThreshold_ = 10.0;
     double longHoldThreshold_ = 60.0;

@@ -39,6 +39,7 @@ DatabaseFacts read_database_facts(Session& session, const Context& ctx = {});
 struct ContextLock {
     std::string scheme;  // the key-scheme id (pglock/key_schemes.hpp): "golang-migrate", ...
     std::string label;   // "golang-migrate lock for database app, schema public"
+    friend bool operator==(const ContextLock&, const ContextLock&) = default;
 };
 
 // Every context-derived bigint key of one database. A few per schema: cheap to build, and built
@@ -50,6 +51,8 @@ public:
     const ContextLock* find(std::int64_t key) const;
     const std::string& database() const noexcept { return database_; }
     std::size_t size() const noexcept { return by_key_.size(); }
+    // Same keys with the same labels: a re-read that found nothing new renames nothing.
+    friend bool operator==(const ContextLocks& a, const ContextLocks& b) { return a.by_key_ == b.by_key_; }
 
 private:
     void add(std::int64_t key, std::string scheme, std::string label);
