@@ -26,6 +26,23 @@ std::string pooler_word_in(std::string_view text) {
     return {};
 }
 
+// The application a session names, without this library's "pglock:NAME" tokens: a holder adds
+// them while it holds a lock (pglock/holder_identity.hpp) and cuts its application's part to fit,
+// which is still the same client, not another one on a pooled backend.
+std::string base_application(std::string_view app) {
+    std::string out;
+    std::size_t i = 0;
+    while (i < app.size()) {
+        const std::size_t end = std::min(app.find(' ', i), app.size());
+        const std::string_view token = app.substr(i, end - i);
+        if (!token.empty() && !token.starts_with("pglock:")) out += (out.empty() ? "" : " ") + std::string(token);
+        i = end + 1;
+    }
+    return out;
+}
+
+bool same_client(const std::string& a, const std::string& b) { return a.starts_with(b) || b.starts_with(a); }
+
 std::string waiters_text(std::size_t n) {
     return std::to_string(n) + (n == 1 ? " session waits" : " sessions wait");
 }
@@ -66,8 +83,9 @@ void OrphanWatch::update(const Snapshot& snapshot) {
         Seen s;
         if (auto it = seen_.find(pid); it != seen_.end() && it->second.backend_start == b.backend_start) s = std::move(it->second);
         s.backend_start = b.backend_start;
-        if (!b.application_name.empty() && std::find(s.names.begin(), s.names.end(), b.application_name) == s.names.end()) {
-            s.names.push_back(b.application_name);
+        const std::string app = base_application(b.application_name);
+        if (!app.empty() && std::none_of(s.names.begin(), s.names.end(), [&](const std::string& n) { return same_client(n, app); })) {
+            s.names.push_back(app);
             if (s.names.size() > options_.max_names_per_backend) s.names.erase(s.names.begin());
         }
         next.emplace(pid, std::move(s));

@@ -138,6 +138,34 @@ private slots:
         });
     }
 
+    // This library's holder identity changes application_name with every lock it takes or lets
+    // go ("worker" while waiting, "worker pglock:NAME" while holding): the same client, no pooler.
+    void holder_identity_is_not_another_application() {
+        mon::Snapshot s;
+        s.server_now = 100;
+        mon::LockEntry e;
+        e.key = 1;
+        e.holders.push_back({7, false});
+        s.locks.push_back(e);
+        mon::Backend b;
+        b.pid = 7;
+        b.backend_start = 1;
+        b.state = "active";
+        mon::OrphanWatch watch;
+        for (const char* app : {"billing-worker", "billing-worker pglock:orders.daily", "billing-work pglock:a-very-long-name%",
+                                "billing-worker pglock:other"}) {
+            b.application_name = app;
+            s.backends[7] = b;
+            watch.update(s);
+        }
+        QVERIFY2(!has(watch.evidence(7), mon::OrphanSign::pooled_backend), shown(watch.evidence(7)).c_str());
+        QCOMPARE(watch.names_seen(7), std::vector<std::string>{"billing-worker"});
+        b.application_name = "reports pglock:orders.daily";
+        s.backends[7] = b;
+        watch.update(s);
+        QVERIFY2(has(watch.evidence(7), mon::OrphanSign::pooled_backend, "\"billing-worker\", \"reports\""), shown(watch.evidence(7)).c_str());
+    }
+
     // Through PgBouncer in transaction mode: client A's session lock stays on server backend X;
     // client B is later served by X. The monitor sees X under A's name, then under B's.
     void pooled_backend_through_a_real_pgbouncer() {

@@ -21,6 +21,7 @@ enum class OrphanSign {
     idle_holder,     // idle, not in a transaction, for longer than the threshold, while others wait
     pooler_client,   // the session's client says it is a connection pooler
     pooled_backend,  // the same backend (pid + backend_start) seen with several application names
+                     // (this library's "pglock:NAME" tokens left out: they come and go with its locks)
 };
 std::string_view sign_name(OrphanSign sign) noexcept;  // "idle_holder", "pooler_client", "pooled_backend"
 
