@@ -32,15 +32,28 @@ const std::string* name_of(const LockEntry& lock, const StatusContext& context) 
     return context.catalog->find(lock.key);
 }
 
-// The name a holder's application_name gives a key the catalog does not name: verified ones only
-// (a cut name is a prefix, reported apart).
+// A lock some library derives from this database (a migration lock, pg-boss's), when the catalog
+// does not name the key: computed, so as certain as a catalog name.
+const monitor::ContextLock* context_lock_of(const LockEntry& lock, const StatusContext& context) {
+    if (lock.form != KeyForm::bigint || !context.context_locks || name_of(lock, context)) return nullptr;
+    return context.context_locks->find(lock.key);
+}
+
+// The name a holder's application_name gives a key neither the catalog nor the context names:
+// verified ones only (a cut name is a prefix, reported apart).
 const std::string* holder_name_of(const LockEntry& lock, const StatusContext& context) {
-    if (name_of(lock, context) || !lock.holder_name || !lock.holder_name->verified) return nullptr;
+    if (name_of(lock, context) || context_lock_of(lock, context) || !lock.holder_name || !lock.holder_name->verified)
+        return nullptr;
     return &lock.holder_name->name;
 }
 const std::string* holder_prefix_of(const LockEntry& lock, const StatusContext& context) {
-    if (name_of(lock, context) || !lock.holder_name || lock.holder_name->verified) return nullptr;
+    if (name_of(lock, context) || context_lock_of(lock, context) || !lock.holder_name || lock.holder_name->verified)
+        return nullptr;
     return &lock.holder_name->name;
+}
+
+const std::vector<monitor::OrphanEvidence>* orphan_evidence(int pid, const StatusContext& context) {
+    return context.orphans ? context.orphans->evidence(pid) : nullptr;
 }
 
 // Seconds since the tracker first saw the hold; nullopt when this snapshot is the first to show
@@ -132,10 +145,14 @@ std::string render_status_text(const Snapshot& snapshot, const StatusContext& co
             // Not in the catalog: the holder's application_name may name it (from=holder, checked
             // against the key), or give the start of a name cut to fit (holder_prefix=..., not
             // checked: the name stays unknown).
+            const monitor::ContextLock* derived = context_lock_of(lock, context);
             const std::string* from_holder = holder_name_of(lock, context);
             const std::string* prefix = holder_prefix_of(lock, context);
             out += "key=" + std::to_string(lock.key) + " name=" +
-                   (name ? field(*name) : from_holder ? field(*from_holder) + " from=holder" : std::string("unknown"));
+                   (name              ? field(*name)
+                    : derived         ? field(derived->label) + " from=context scheme=" + derived->scheme
+                    : from_holder     ? field(*from_holder) + " from=holder"
+                                      : std::string("unknown"));
             if (prefix) out += " holder_prefix=" + field(*prefix + "\u2026");
             out += " form=bigint classid=" + std::to_string(lock.tag.classid) + " objid=" + std::to_string(lock.tag.objid);
         } else {
@@ -152,7 +169,14 @@ std::string render_status_text(const Snapshot& snapshot, const StatusContext& co
             out += " user=" + field(b ? b->usename : std::string());
             out += " client=" + (b && !b->client_addr.empty() ? field(b->client_addr) : std::string("local"));
             if (b && !b->client_hostname.empty()) out += " host=" + field(b->client_hostname);
+            const auto* evidence = orphan_evidence(h.pid, context);
+            if (evidence) {
+                out += " orphan?=";
+                for (std::size_t i = 0; i < evidence->size(); ++i) out += (i ? "," : "") + std::string(monitor::sign_name((*evidence)[i].sign));
+            }
             out += " held=" + seconds_text(held_for(lock, h.pid, snapshot, context)) + "\n";
+            if (evidence)
+                for (const auto& e : *evidence) out += "    evidence: " + e.text + "\n";
         }
         for (const auto& w : lock.waiters) {
             const monitor::Backend* b = backend_of(snapshot, w.pid);
@@ -188,12 +212,14 @@ std::string render_status_json(const Snapshot& snapshot, const StatusContext& co
         out += ",\"classid\":" + std::to_string(lock.tag.classid) + ",\"objid\":" + std::to_string(lock.tag.objid);
         if (!bigint) out += ",\"pair\":[" + std::to_string(lock.pair_first) + "," + std::to_string(lock.pair_second) + "]";
         const std::string* catalog_name = name_of(lock, context);
+        const monitor::ContextLock* derived = context_lock_of(lock, context);
         const std::string* from_holder = holder_name_of(lock, context);
-        const std::string* name = catalog_name ? catalog_name : from_holder;
+        const std::string* name = catalog_name ? catalog_name : derived ? &derived->label : from_holder;
         out += ",\"name\":" + (name ? json_quote(*name) : std::string("null"));
         if (name && !is_valid_utf8(*name)) out += ",\"name_hex\":\"" + hex_bytes(*name) + "\"";
         out += ",\"name_source\":";
-        out += catalog_name ? "\"catalog\"" : from_holder ? "\"holder\"" : "null";
+        out += catalog_name ? "\"catalog\"" : derived ? "\"context\"" : from_holder ? "\"holder\"" : "null";
+        if (derived) out += ",\"name_scheme\":" + json_quote(derived->scheme);
         if (const std::string* prefix = holder_prefix_of(lock, context)) out += ",\"holder_name_prefix\":" + json_quote(*prefix);
         out += ",\"holders\":[";
         for (std::size_t i = 0; i < lock.holders.size(); ++i) {
@@ -206,7 +232,13 @@ std::string render_status_json(const Snapshot& snapshot, const StatusContext& co
             out += ",\"usename\":" + json_string_or_null(b ? b->usename : std::string());
             out += ",\"client_addr\":" + json_string_or_null(b ? b->client_addr : std::string());
             out += ",\"client_hostname\":" + json_string_or_null(b ? b->client_hostname : std::string());
-            out += ",\"held_for_s\":" + json_opt(held_for(lock, h.pid, snapshot, context)) + "}";
+            out += ",\"held_for_s\":" + json_opt(held_for(lock, h.pid, snapshot, context));
+            out += ",\"orphan_evidence\":[";
+            if (const auto* evidence = orphan_evidence(h.pid, context))
+                for (std::size_t j = 0; j < evidence->size(); ++j)
+                    out += std::string(j ? "," : "") + "{\"sign\":\"" + std::string(monitor::sign_name((*evidence)[j].sign)) +
+                           "\",\"evidence\":" + json_quote((*evidence)[j].text) + "}";
+            out += "]}";
         }
         out += "],\"waiters\":[";
         for (std::size_t i = 0; i < lock.waiters.size(); ++i) {

@@ -4,8 +4,10 @@
 #include <string>
 
 #include "catalog_file.hpp"
+#include "pglock/context_locks.hpp"
 #include "pglock/monitor.hpp"
 #include "status_claims.hpp"
+#include "pglock/orphan.hpp"
 
 namespace pglock::cli {
 
@@ -18,6 +20,11 @@ struct StatusContext {
     const monitor::HoldTracker* tracker = nullptr;
     // --metrics-url: the applications' claims joined with the polls (ghosts, leaks); null: none.
     const ClaimsReport* claims = nullptr;
+    // Locks other libraries derive from this database and its schemas (named after the catalog,
+    // before a holder's name); null: none known.
+    const monitor::ContextLocks* context_locks = nullptr;
+    // Updated with the snapshot being rendered: each holder's orphan evidence; null: none shown.
+    const monitor::OrphanWatch* orphans = nullptr;
 };
 
 // "15.8" for 150008, "9.6.24" for 90624.

@@ -1,6 +1,10 @@
 // pglock demo : a realistic contention workload on the library, for watching with `pglock status`
 // or the lockscope app: cron-like jobs, a chain of waiters, a holder idle in transaction, a
-// transaction-level lock, a shared lock with two holders and a lock whose name no catalog knows.
+// transaction-level lock, a shared lock with two holders and a lock whose name no catalog knows;
+// and what other software does on the same database: Rails' and golang-migrate's migration
+// locks (taken with the statements those libraries send), an advisory holder stuck behind a row
+// lock of a session idle in transaction, and an orphaned holder (idle, not in a transaction)
+// that others wait for.
 
 #include <atomic>
 #include <chrono>
@@ -21,6 +25,7 @@
 #include "pglock/sleep.hpp"
 #include "pglock/duration_text.hpp"
 #include "pglock/error.hpp"
+#include "pglock/key_schemes.hpp"
 #include "pglock/lock.hpp"
 #include "pglock/session.hpp"
 #include "pglock/transaction.hpp"
@@ -235,6 +240,110 @@ void xact_cycle(Job& job, Lock& lock) {
     job.nap(job.pick(1000ms, 3000ms));
 }
 
+// ---- other software on the same database ---------------------------------------------------------
+
+// The one-row table of the row-lock chain. The demo creates it and drops it when it stops.
+constexpr const char* demo_table = "pglock_demo_rows";
+
+// A session of the job's pool holding a session-level advisory lock by raw SQL, the way another
+// library holds it; `unlock` runs on every way out (bounded, even while stopping).
+template <class Body>
+void holding(Job& job, const std::string& lock_sql, const std::vector<std::string>& params, const std::string& unlock_sql,
+             Body&& body) {
+    auto session = job.pool().acquire(job.ctx());
+    std::vector<Param> p(params.begin(), params.end());
+    const Result r = session->exec(lock_sql, p, job.ctx());
+    if (r.rows() > 0 && r.get(0, 0) == "f") {  // a try that found it taken
+        job.missed();
+        return;
+    }
+    job.held();
+    struct Unlock {
+        PooledSession& s;
+        const std::string& sql;
+        std::vector<Param>& p;
+        ~Unlock() {
+            try {
+                s->exec(sql, p, Job::cleanup());
+            } catch (const Error&) {
+                s.discard();  // its connection closes: the server releases the lock
+            }
+        }
+    } unlock{session, unlock_sql, p};
+    body(*session);
+}
+
+// Rails' migration lock (activerecord migration.rb): pg_try_advisory_lock with the key written
+// into the statement, 2053462845 × crc32(current_database()).
+void rails_migration_cycle(Job& job) {
+    std::string database;
+    {
+        auto s = job.pool().acquire(job.ctx());
+        database = std::string(s->exec("SELECT current_database()", {}, job.ctx()).get(0, 0));
+    }
+    SchemeContext c;
+    c.database = database;
+    const std::string key = std::to_string(scheme_key("rails-migration", std::nullopt, c).packed);
+    holding(job, "SELECT pg_try_advisory_lock(" + key + ")", {}, "SELECT pg_advisory_unlock(" + key + ")",
+            [&](Session&) { job.nap(job.pick(6000ms, 12000ms)); });
+    job.nap(job.pick(1000ms, 3000ms));
+}
+
+// golang-migrate's lock (database/postgres Lock): pg_advisory_lock($1) with the key as a decimal
+// string, crc32 of schema, table and database joined with NUL, × 1486364155, as uint32.
+void golang_migrate_cycle(Job& job) {
+    SchemeContext c;
+    {
+        auto s = job.pool().acquire(job.ctx());
+        const Result r = s->exec("SELECT current_database(), current_schema()", {}, job.ctx());
+        c.database = std::string(r.get(0, 0));
+        c.schema = std::string(r.get(0, 1));
+    }
+    c.table = "schema_migrations";
+    const std::string key = std::to_string(scheme_key("golang-migrate", std::nullopt, c).packed);
+    holding(job, "SELECT pg_advisory_lock($1)", {key}, "SELECT pg_advisory_unlock($1)",
+            [&](Session&) { job.nap(job.pick(6000ms, 12000ms)); });
+    job.nap(job.pick(1000ms, 3000ms));
+}
+
+// Updates the demo row and sits idle in transaction: the row lock the chain below waits for.
+void row_owner_cycle(Job& job) {
+    auto s = job.pool().acquire(job.ctx());
+    s->exec("BEGIN", {}, job.ctx());
+    try {
+        s->exec(std::string("UPDATE ") + demo_table + " SET v = v + 1 WHERE id = 1", {}, job.ctx());
+        job.nap(job.pick(15000ms, 25000ms));
+        s->exec("COMMIT", {}, Job::cleanup());
+    } catch (...) {
+        s.discard();
+        throw;
+    }
+    job.nap(job.pick(300ms, 1000ms));
+}
+
+// Holds an advisory lock and, on its session, updates the row the row owner holds: its waiters
+// queue behind an advisory holder whose real blocker is a row lock of another session.
+void row_chain_cycle(Job& job, Lock& lock) {
+    {
+        Guard guard = lock.acquire(job.wait_at_most(15s));
+        job.held();
+        auto session = guard.session();
+        session->exec("BEGIN", {}, job.ctx());
+        session->exec(std::string("UPDATE ") + demo_table + " SET v = v + 1 WHERE id = 1", {}, job.wait_at_most(30s));
+        session->exec("COMMIT", {}, Job::cleanup());
+        job.nap(job.pick(300ms, 1000ms));
+    }
+    job.nap(job.pick(200ms, 800ms));
+}
+
+// Takes a session lock and forgets it: idle, not in a transaction, for 40-60 s, while others wait.
+void idle_orphan_cycle(Job& job, const std::string& name) {
+    const std::string key = std::to_string(key_of(name));
+    holding(job, "SELECT pg_advisory_lock($1::bigint)", {key}, "SELECT pg_advisory_unlock($1::bigint)",
+            [&](Session&) { job.nap(job.pick(40000ms, 60000ms)); });
+    job.nap(job.pick(200ms, 600ms));
+}
+
 struct JobSpec {
     std::string label;
     std::string role;
@@ -289,6 +398,10 @@ int run_demo(const DemoOptions& options, const GlobalOptions& global) {
                                          Context{signals.token(), Clock::now() + pool_opts.connect_timeout});
         if (probe.in_recovery())
             throw Error(Errc::on_standby, "the server is a standby in recovery: advisory locks there protect nothing");
+        probe.exec(std::string("CREATE TABLE IF NOT EXISTS ") + demo_table + " (id int PRIMARY KEY, v bigint NOT NULL DEFAULT 0)",
+                   {}, Context{signals.token(), Clock::now() + 10s});
+        probe.exec(std::string("INSERT INTO ") + demo_table + " VALUES (1, 0) ON CONFLICT (id) DO NOTHING", {},
+                   Context{signals.token(), Clock::now() + 10s});
     } catch (const Error&) {
         if (signals.signal()) return report_interrupted(signals.signal(), "before the demo started");
         throw;
@@ -302,6 +415,9 @@ int run_demo(const DemoOptions& options, const GlobalOptions& global) {
         for (int i = 0; i < 6; ++i) suffix += hex[rng() % 16];
     }
     const std::string adhoc = "adhoc.reindex-" + suffix;
+    // Beyond the twelve: the catalog's next names when it has them (the sample one does).
+    const std::string row_chain = n.size() > 12 ? n[12] : "demo.row-chain";
+    const std::string orphan = n.size() > 13 ? n[13] : "demo.forgotten-job";
 
     auto cron = [&](const std::string& name, const std::string& label) {
         return JobSpec{label, "cron: try_acquire every 1-4s, hold 100ms-8s", 1, [name](Job& job) {
@@ -366,6 +482,29 @@ int run_demo(const DemoOptions& options, const GlobalOptions& global) {
              Lock lock = job.lock(name);
              job.run("on " + quoted(name), [&](Job& j) { cron_cycle(j, lock); });
          }},
+        {"rails-migrate", "Rails' migration lock (pg_try_advisory_lock), hold 6-12s", 1,
+         [](Job& job) { job.run("on this database's Rails migration lock", [](Job& j) { rails_migration_cycle(j); }); }},
+        {"golang-migrate", "golang-migrate's lock (pg_advisory_lock), hold 6-12s", 1,
+         [](Job& job) { job.run("on this database's golang-migrate lock", [](Job& j) { golang_migrate_cycle(j); }); }},
+        {"row-owner", "updates a row of pglock_demo_rows, idle in transaction 15-25s", 1,
+         [](Job& job) { job.run("on pglock_demo_rows id=1", [](Job& j) { row_owner_cycle(j); }); }},
+        {row_chain, "holds its lock while it waits for the row-owner's row lock", 1,
+         [name = row_chain](Job& job) {
+             Lock lock = job.lock(name);
+             job.run("on " + quoted(name), [&](Job& j) { row_chain_cycle(j, lock); });
+         }},
+        {row_chain + "-waiter", "waits (up to 20s) for " + row_chain, 1,
+         [name = row_chain](Job& job) {
+             Lock lock = job.lock(name);
+             job.run("on " + quoted(name), [&](Job& j) { waiting_cycle(j, lock, 20s, 200ms, 600ms, 300ms, 800ms); });
+         }},
+        {"forgotten-job", "an orphan: holds its lock idle, not in a transaction, 40-60s", 1,
+         [name = orphan](Job& job) { job.run("on " + quoted(name), [&](Job& j) { idle_orphan_cycle(j, name); }); }},
+        {"forgotten-job-waiter", "waits (up to 30s) for " + orphan, 1,
+         [name = orphan](Job& job) {
+             Lock lock = job.lock(name);
+             job.run("on " + quoted(name), [&](Job& j) { waiting_cycle(j, lock, 30s, 200ms, 600ms, 300ms, 800ms); });
+         }},
     };
 
     const auto started = Clock::now();
@@ -404,6 +543,12 @@ int run_demo(const DemoOptions& options, const GlobalOptions& global) {
     for (auto& t : threads) t.join();
     jobs.clear();  // closes every pool: nothing of the demo stays on the server
     threads.clear();
+    try {  // the row-lock chain's table; another demo on this database may still use it: then it stays
+        Session cleanup = Session::connect(conninfo_with_app(global.dsn, "pglock-demo"), Job::cleanup());
+        cleanup.exec("SET lock_timeout = '1s'", {}, Job::cleanup());
+        cleanup.exec(std::string("DROP TABLE IF EXISTS ") + demo_table, {}, Job::cleanup());
+    } catch (const Error&) {
+    }
 
     std::string why = signals.signal() ? std::string(signal_name(signals.signal()))
                                        : "after " + duration_text(Clock::now() - started);
@@ -420,7 +565,8 @@ void register_demo(CLI::App& app, const GlobalOptions& global, VerbRun& run) {
     auto options = std::make_shared<DemoOptions>();
     auto* cmd = app.add_subcommand(
         "demo", "Run a realistic contention workload (cron jobs, waiters, a blocking chain, idle in transaction, "
-                "transaction-level and shared locks) until SIGINT/SIGTERM or --for.");
+                "transaction-level and shared locks, Rails and golang-migrate migration locks, an advisory holder "
+                "behind a row lock, an orphaned holder) until SIGINT/SIGTERM or --for.");
     auto* metrics = cmd->add_option("--metrics", options->metrics,
                                     "serve Prometheus metrics on HOST:PORT/metrics (default 127.0.0.1:0: any free port)")
                         ->type_name("HOST:PORT");

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -39,6 +40,7 @@ struct StatusOptions {
     bool watch = false;
     std::string interval;  // --watch's optional value
     std::vector<std::string> metrics_urls;  // --metrics-url: applications' /metrics pages to join
+    std::string orphan_idle = "30s";  // --orphan-idle
 };
 
 constexpr auto min_interval = 250ms;
@@ -106,6 +108,7 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
         throw;
     }
 
+    const std::optional<std::chrono::nanoseconds> orphan_idle = parse_duration(options.orphan_idle);
     monitor::HoldTracker tracker(0);  // finished holds are not shown: keep none
     claims::Join join;
     ClaimsReport claims_report;
@@ -113,17 +116,27 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
     const auto wall_now = [] {
         return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     };
-    const StatusContext context{&catalog, &tracker, scrapes ? &claims_report : nullptr};
+    monitor::OrphanWatch orphans({.idle_seconds = std::chrono::duration<double>(orphan_idle.value_or(std::chrono::seconds(30))).count()});
+    // The database's schemas, read with the first poll and again once a minute (not every poll).
+    monitor::ContextLockCache context_cache;
+    StatusContext context{.catalog = &catalog,
+                          .tracker = &tracker,
+                          .claims = scrapes ? &claims_report : nullptr,
+                          .context_locks = nullptr,
+                          .orphans = &orphans};
     const bool tty = ::isatty(STDOUT_FILENO) == 1;
     const std::string every = duration_text(interval);
     double last_server_now = 0;
+    std::shared_ptr<const monitor::ContextLocks> context_locks;
     auto next = Clock::now();
 
     for (;;) {
         std::optional<monitor::Snapshot> snapshot;
         try {
             if (!session) session.emplace(connect(global.dsn, pool_opts, signals.token()));
+            const auto derived = context_cache.get(*session, Context{signals.token(), std::nullopt});
             snapshot = monitor::poll(*session, Context{signals.token(), std::nullopt});
+            context_locks = derived;
         } catch (const Error& e) {
             if (signals.signal()) return stopped();
             if (!options.watch) throw;
@@ -132,7 +145,10 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
             std::cerr << "pglock: status: poll failed: " << one_line(e.what()) << "; retrying every " << every
                       << std::endl;
             if (last_server_now > 0) tracker.close_all(last_server_now);
-            if (session && !session->ok()) session.reset();
+            if (session && !session->ok()) {
+                session.reset();
+                context_cache.invalidate();  // the reconnect may reach another server
+            }
         }
 
         if (snapshot && scrapes) {
@@ -157,6 +173,8 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
         if (snapshot) {
             tracker.update(*snapshot);
             tracker.take_finished();
+            orphans.update(*snapshot);
+            context.context_locks = context_locks.get();
             last_server_now = snapshot->server_now;
             std::string frame;
             if (options.json) {
@@ -200,6 +218,12 @@ void register_status(CLI::App& app, const GlobalOptions& global, VerbRun& run) {
                     "ghosts (locks it claims that its backend does not hold) and leaks (locks its backends hold "
                     "that it does not claim)")
         ->type_name("URL");
+    cmd->add_option("--orphan-idle", options->orphan_idle,
+                    "flag a holder idle (not in a transaction) longer than this while others wait (default 30s)")
+        ->type_name("DURATION")
+        ->check([](const std::string& text) {
+            return parse_duration(text) ? std::string() : "--orphan-idle: not a duration (examples: 500ms, 30s, 2m): " + text;
+        });
     cmd->callback([options, watch, &global, &run] {
         options->watch = watch->count() > 0;
         run = [options, &global] { return run_status(*options, global); };

@@ -1,6 +1,9 @@
 // `pglock demo`: the workload an operator watches shows real contention on the server (several
 // keys held at once, waiters, a holder idle in transaction), serves its metrics, and leaves
 // nothing behind when it stops.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -101,6 +104,50 @@ private slots:
         // Nothing of the demo stays on the server. (A backend leaves pg_stat_activity a moment
         // after its client hung up, so wait for that, bounded.)
         QVERIFY2(eventually([&] { return demo_locks(obs).rows == 0; }, 5000), "demo locks left in pg_locks");
+    }
+
+    // What other software does on the same database: the migration locks of Rails and
+    // golang-migrate (named by `status` from the database alone), an advisory holder waiting on a
+    // row lock held by a session idle in transaction, and an orphaned holder (idle, not in a
+    // transaction) with a waiter.
+    void demo_shows_other_libraries_a_row_chain_and_an_orphan() {
+        RawConn obs(dsn());
+        QVERIFY(eventually([&] { return demo_locks(obs).rows == 0; }, 5000));
+        Cli cli({"demo", "--for", "8s", "--dsn", dsn()});
+        bool rails = false, golang = false, chain = false, orphan = false;
+        QString last;
+        QVERIFY2(eventually(
+                     [&] {
+                         const auto r = run({"status", "--json", "--orphan-idle", "100ms", "--dsn", dsn()});
+                         last = QString::fromUtf8(r.out);
+                         for (const auto& v : QJsonDocument::fromJson(r.out).object()["locks"].toArray()) {
+                             const QJsonObject o = v.toObject();
+                             rails = rails || o["name_scheme"].toString() == "rails-migration";
+                             golang = golang || (o["name_scheme"].toString() == "golang-migrate" &&
+                                                 o["name"].toString().endsWith(", schema public"));
+                             for (const auto& h : o["holders"].toArray())
+                                 for (const auto& e : h.toObject()["orphan_evidence"].toArray())
+                                     orphan = orphan || (e.toObject()["sign"].toString() == "idle_holder" &&
+                                                         h.toObject()["application_name"].toString() == "demo-forgotten-job");
+                         }
+                         // An advisory holder of the demo that itself waits on a transaction
+                         // (row) lock held by the demo's row owner, idle in transaction.
+                         chain = chain || obs.scalar(
+                             "SELECT count(*) FROM pg_locks w JOIN pg_stat_activity a ON a.pid = w.pid"
+                             " JOIN pg_stat_activity o ON o.pid = ANY(pg_blocking_pids(w.pid))"
+                             " WHERE NOT w.granted AND w.locktype = 'transactionid' AND a.application_name LIKE 'demo-%'"
+                             " AND o.application_name = 'demo-row-owner' AND o.state = 'idle in transaction'"
+                             " AND EXISTS (SELECT 1 FROM pg_locks h WHERE h.pid = w.pid AND h.locktype = 'advisory' AND h.granted)") != "0";
+                         return (rails && golang && chain && orphan) || !cli.running();
+                     },
+                     8000),
+                 qPrintable(QString("rails %1 golang-migrate %2 row chain %3 orphan %4; last status: %5")
+                                .arg(rails).arg(golang).arg(chain).arg(orphan).arg(last)));
+        QVERIFY(cli.wait_finished(30000));
+        QVERIFY2(cli.exit_code() == 0, cli.err().constData());
+        QVERIFY2(!cli.err().contains("demo: job"), cli.err().constData());  // no job failed
+        QVERIFY2(eventually([&] { return demo_locks(obs).rows == 0; }, 5000), "demo locks left in pg_locks");
+        QCOMPARE(obs.scalar("SELECT count(*) FROM pg_class WHERE relname = 'pglock_demo_rows'"), std::string("0"));
     }
 
     void sigterm_stops_the_demo_with_exit_0() {

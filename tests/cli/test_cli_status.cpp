@@ -20,6 +20,7 @@
 #include "cli_test_support.hpp"
 #include "pglock/conninfo.hpp"
 #include "pglock/catalog_format.hpp"
+#include "pglock/key_schemes.hpp"
 #include "pglock/lock.hpp"
 
 using namespace clitest;
@@ -209,6 +210,52 @@ private slots:
         QVERIFY(c["name_source"].isNull());
         QVERIFY(QString::fromStdString(long_name).startsWith(c["holder_name_prefix"].toString()));
         QVERIFY(c["holder_name_prefix"].toString().size() > 12);
+    }
+
+    // No catalog: a Rails migration lock of this database, taken as Rails takes it, is named from
+    // the database name; an idle holder with a waiter carries its orphan evidence.
+    void context_names_and_orphan_evidence() {
+        RawConn db(dsn());
+        const std::string database = db.scalar("SELECT current_database()");
+        pglock::SchemeContext ctx;
+        ctx.database = database;
+        const std::int64_t rails = pglock::scheme_key("rails-migration", std::nullopt, ctx).packed;
+        RawConn migrator(dsn());
+        QCOMPARE(migrator.scalar("SELECT pg_try_advisory_lock(" + std::to_string(rails) + ")"), std::string("t"));
+
+        const QString orphan = unique_name("status.orphan");
+        RawConn holder(dsn());
+        holder.query("SET application_name = 'forgotten-job'");
+        holder.lock(key_of(orphan));
+        AsyncConn waiter(dsn());
+        waiter.send("SELECT pg_advisory_lock(" + std::to_string(key_of(orphan)) + ")");
+        QVERIFY(eventually([&] { return holder.waiting_count(key_of(orphan)) == 1; }));
+
+        const auto r = run({"status", "--orphan-idle", "10ms", "--dsn", dsn()});
+        QVERIFY2(r.code == 0, r.err.constData());
+        const QString line = lock_line(r.out, rails);
+        QVERIFY2(line.contains(QString(" name=\"Rails migration lock for database %1\" from=context scheme=rails-migration form=bigint")
+                                   .arg(QString::fromStdString(database))),
+                 r.out.constData());
+        QVERIFY2(r.out.contains(QString("  holder pid=%1 ").arg(holder.pid()).toUtf8()), r.out.constData());
+        QVERIFY2(r.out.contains(" orphan?=idle_holder held=-\n    evidence: idle (not in a transaction) for "), r.out.constData());
+
+        const auto j = run({"status", "--json", "--orphan-idle", "10ms", "--dsn", dsn()});
+        QVERIFY2(j.code == 0, j.err.constData());
+        const QJsonArray locks = QJsonDocument::fromJson(j.out).object()["locks"].toArray();
+        const QJsonObject m = find_json_lock(locks, rails);
+        QCOMPARE(m["name_source"].toString(), QStringLiteral("context"));
+        QCOMPARE(m["name_scheme"].toString(), QStringLiteral("rails-migration"));
+        QCOMPARE(m["name"].toString(), QString("Rails migration lock for database %1").arg(QString::fromStdString(database)));
+        QVERIFY(m["holders"].toArray().at(0).toObject()["orphan_evidence"].toArray().isEmpty());
+        const QJsonObject o = find_json_lock(locks, key_of(orphan));
+        const QJsonArray evidence = o["holders"].toArray().at(0).toObject()["orphan_evidence"].toArray();
+        QCOMPARE(evidence.size(), 1);
+        QCOMPARE(evidence.at(0).toObject()["sign"].toString(), QStringLiteral("idle_holder"));
+        QVERIFY2(evidence.at(0).toObject()["evidence"].toString().contains("while 1 session waits"), j.out.constData());
+
+        // A bad threshold is a usage error, before any connection.
+        QCOMPARE(run({"status", "--orphan-idle", "soon", "--dsn", dsn()}).code, 2);
     }
 
     void json_has_the_documented_fields() {

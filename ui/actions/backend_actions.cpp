@@ -33,6 +33,28 @@ void BackendActions::setConnection(const QString& conninfo, const QString& passw
 ActionOutcome BackendActions::cancelQuery(int pid) { return run(pid, Kind::CancelQuery); }
 ActionOutcome BackendActions::terminate(int pid) { return run(pid, Kind::Terminate); }
 
+ActionOutcome BackendActions::loadImpact(int pid) {
+    if (!pool_) return ActionOutcome::refuse(tr("Not connected to a server."));
+    auto pool = pool_;
+    auto live = liveness_;
+    workers_.start([this, pool, live, pid] {
+        std::shared_ptr<const pglock::monitor::BackendImpact> impact;
+        QString error;
+        try {
+            const auto deadline = [] { return pglock::Context{{}, pglock::Clock::now() + std::chrono::seconds(15)}; };
+            auto session = pool->acquire(deadline());
+            impact = std::make_shared<const pglock::monitor::BackendImpact>(pglock::monitor::backend_impact(*session, pid, deadline()));
+        } catch (const pglock::Error& e) {
+            error = QString::fromStdString(e.detail());
+        }
+        std::lock_guard guard(live->mutex);
+        if (!live->alive) return;
+        QMetaObject::invokeMethod(
+            this, [this, pid, impact, error] { emit impactLoaded(pid, impact, error); }, Qt::QueuedConnection);
+    });
+    return ActionOutcome::ok();
+}
+
 ActionOutcome BackendActions::run(int pid, Kind kind) {
     const QString what = kind == Kind::CancelQuery ? tr("canceling a query") : tr("terminating a session");
     if (readOnly_.on()) return ActionOutcome::refuse(tr("Read-only mode: %1 would change the server.").arg(what));

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "actions/action_outcome.hpp"
+#include "pglock/backend_impact.hpp"
 
 namespace pglock {
 class Pool;
@@ -34,9 +35,14 @@ public:
     // Accepted: finished(pid, kind, ok, message) follows.
     ActionOutcome cancelQuery(int pid);
     ActionOutcome terminate(int pid);
+    // Reads what terminating `pid` would do (pglock/backend_impact.hpp) on a worker thread; only
+    // reads, so read-only mode allows it. impactLoaded(pid, ...) follows.
+    ActionOutcome loadImpact(int pid);
 
 signals:
     void finished(int pid, lockscope::BackendActions::Kind kind, bool ok, const QString& message);
+    // impact is null when the read failed; error says why.
+    void impactLoaded(int pid, std::shared_ptr<const pglock::monitor::BackendImpact> impact, const QString& error);
 
 private:
     ActionOutcome run(int pid, Kind kind);

@@ -8,5 +8,7 @@ list(APPEND LOCKSCOPE_MODEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/lock_controller.cpp
   ${CMAKE_CURRENT_LIST_DIR}/backend_actions.hpp
   ${CMAKE_CURRENT_LIST_DIR}/backend_actions.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/terminate_impact.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/terminate_impact.cpp
   ${CMAKE_CURRENT_LIST_DIR}/my_locks_model.hpp
   ${CMAKE_CURRENT_LIST_DIR}/my_locks_model.cpp)

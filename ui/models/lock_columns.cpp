@@ -61,6 +61,11 @@ QString nameTip(const LockRowView& row, const CellContext& ctx) {
                                                   name.source == LockNameSource::collision ||
                                                   name.source == LockNameSource::takenHere)
         tip = tr("%1\nkey %2").arg(name.text).arg(e.key);
+    else if (name.source == LockNameSource::context)
+        tip = tr("%1\nkey %2\nNot in the catalog: the key that library derives from this database's name and "
+                 "schemas, computed here")
+                  .arg(name.text)
+                  .arg(e.key);
     else if (name.source == LockNameSource::holder && !(e.holder_name && e.holder_name->verified))
         tip = tr("%1\nkey %2\nNot in the catalog: read from the application_name of an earlier holder, and "
                  "verified (the name hashes to the key)")
@@ -224,15 +229,31 @@ bool waiterStateChanged(const WaiterChange& c) {
     return fieldOf(c.beforeSession, &Backend::state) != fieldOf(c.afterSession, &Backend::state);
 }
 
-QVariant stateCell(const LockRowView& row, int role, const CellContext&) {
+// A holder that is probably orphaned (pglock/orphan.hpp) marks the cell; the tooltip gives the
+// evidence under the holder's line.
+bool anyOrphan(const LockRowView& row, const CellContext& ctx) {
+    return std::any_of(row.entry.holders.begin(), row.entry.holders.end(),
+                       [&](const auto& h) { return ctx.model().orphanEvidence(h.pid) != nullptr; });
+}
+
+QVariant stateCell(const LockRowView& row, int role, const CellContext& ctx) {
     switch (role) {
     case Qt::DisplayRole: return shownText(worstState(row.entry, row.snap));
-    case Qt::ToolTipRole:
-        return perHolder(row, [&row](QString& line, const Backend* b) {
+    case Qt::DecorationRole: return anyOrphan(row, ctx) ? QVariant(theme::orphanIcon()) : QVariant();
+    case Qt::ToolTipRole: {
+        QString tip = perHolder(row, [&row](QString& line, const Backend* b) {
             line += QLatin1Char(' ') + (b ? shownText(b->state) : QString());
             if (b && isIdleInTx(b->state) && b->state_change)
                 line += tr(" for %1").arg(L::formatDuration(row.snap.server_now - *b->state_change));
-        });
+        }).toString();
+        for (const auto& h : row.entry.holders) {
+            const auto* evidence = ctx.model().orphanEvidence(h.pid);
+            if (!evidence) continue;
+            tip += tr("\nPID %1 is probably orphaned:").arg(h.pid);
+            for (const auto& e : *evidence) tip += QStringLiteral("\n  \u2022 ") + shownText(e.text);
+        }
+        return tip;
+    }
     default: return {};
     }
 }

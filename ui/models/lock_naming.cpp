@@ -26,6 +26,7 @@ QString nameSourceText(LockNameSource source) {
     case LockNameSource::takenHere: return QStringLiteral("taken here");
     case LockNameSource::holder: return QStringLiteral("holder");
     case LockNameSource::holderPrefix: return QStringLiteral("holder prefix");
+    case LockNameSource::context: return QStringLiteral("context");
     case LockNameSource::none: break;
     }
     return {};
@@ -33,7 +34,7 @@ QString nameSourceText(LockNameSource source) {
 
 LockNameSource nameSourceFromText(const QString& text) {
     for (LockNameSource s : {LockNameSource::catalog, LockNameSource::collision, LockNameSource::takenHere, LockNameSource::holder,
-                         LockNameSource::holderPrefix})
+                         LockNameSource::holderPrefix, LockNameSource::context})
         if (text == nameSourceText(s)) return s;
     return LockNameSource::none;
 }
@@ -45,6 +46,7 @@ QString lockNameText(bool int4Pair, std::int64_t key, LockNameSource source, con
     if (name) {
         switch (source) {
         case LockNameSource::catalog: return names::printable(*name);
+        case LockNameSource::context: return names::printable(*name);  // the label says what it is
         case LockNameSource::takenHere: return tr("%1 (taken here)").arg(names::isolated(names::printable(*name)));
         case LockNameSource::holder: return tr("%1 (from holder)").arg(names::isolated(names::printable(*name)));
         case LockNameSource::holderPrefix:
@@ -76,6 +78,9 @@ LockName decideLockName(const pglock::monitor::LockId& id, std::int64_t key, con
     } else if (facts.takenHere) {
         out.source = LockNameSource::takenHere;
         out.name = facts.takenHere;
+    } else if (facts.context) {
+        out.source = LockNameSource::context;
+        out.name = facts.context;
     } else if (facts.holder) {
         out.source = facts.holder->verified ? LockNameSource::holder : LockNameSource::holderPrefix;
         out.name = QByteArray::fromStdString(facts.holder->name);

@@ -6,11 +6,15 @@
 // "(a, b) int4 pair"):
 //   1. the catalog: its only name for the key ("a | b (collision)" when several share it);
 //   2. a name taken by hand in this app ("name (taken here)"): it hashed it itself;
-//   3. the name a holder carries in application_name, verified by hashing it back to the key
+//   3. a lock another library derives from this database and its schemas, with no name at all
+//      (pglock/context_locks.hpp: "golang-migrate lock for database app, schema public"). It is
+//      computed from what the server says, so it comes before what a holder claims; after the
+//      catalog and the app's own locks, which an operator chose;
+//   4. the name a holder carries in application_name, verified by hashing it back to the key
 //      ("name (from holder)"); a name cut to fit shows as a prefix ("name… (from holder, cut)")
 //      and does not count as a name;
-//   4. unknown: "(unknown) KEY".
-// Step 3 also takes a name remembered from an earlier holder (HolderNames): the timeline and the
+//   5. unknown: "(unknown) KEY".
+// Step 4 also takes a name remembered from an earlier holder (HolderNames): the timeline and the
 // history show a lock after its holder left, under the name it had while held.
 #pragma once
 
@@ -29,10 +33,10 @@
 
 namespace lockscope {
 
-enum class LockNameSource { none, catalog, collision, takenHere, holder, holderPrefix };
+enum class LockNameSource { none, catalog, collision, takenHere, holder, holderPrefix, context };
 
 // What the history's name_source column and the views' NameSourceRole say: "catalog",
-// "collision", "taken here", "holder", "holder prefix", or "" (unknown).
+// "collision", "taken here", "holder", "holder prefix", "context", or "" (unknown).
 QString nameSourceText(LockNameSource source);
 LockNameSource nameSourceFromText(const QString& text);  // unknown text: LockNameSource::none
 
@@ -42,13 +46,15 @@ struct LockName {
     std::optional<QByteArray> name; // the exact bytes of a whole name (catalog's only name, taken
                                     // here, verified holder) or the holder's prefix; else nullopt
     bool known() const { return source == LockNameSource::catalog || source == LockNameSource::collision ||
-                                source == LockNameSource::takenHere || source == LockNameSource::holder; }
+                                source == LockNameSource::takenHere || source == LockNameSource::holder ||
+                                source == LockNameSource::context; }
 };
 
 // What the app knows about one lock's name, gathered by the caller.
 struct NameFacts {
     QList<QByteArray> catalog;             // every catalog name whose key it is
     std::optional<QByteArray> takenHere;   // a name this app took the lock under
+    std::optional<QByteArray> context;     // the label of a context-derived lock (rule 3)
     std::optional<pglock::monitor::HolderName> holder;  // what a holder carries (now or earlier)
 };
 

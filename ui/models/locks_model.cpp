@@ -385,6 +385,37 @@ void LocksModel::setOwnPids(QSet<int> pids) {
     emitRowChanges({}, changes);
 }
 
+void LocksModel::setOrphanEvidence(const OrphanEvidence& evidence) {
+    const auto same = [](const std::vector<pglock::monitor::OrphanEvidence>& a, const std::vector<pglock::monitor::OrphanEvidence>& b) {
+        return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                          [](const auto& x, const auto& y) { return x.sign == y.sign && x.text == y.text; });
+    };
+    // Usually nothing changed: one comparison of two small maps, no row visited.
+    if (evidence.size() == orphans_.size() &&
+        std::equal(evidence.begin(), evidence.end(), orphans_.begin(),
+                   [&](const auto& a, const auto& b) { return a.first == b.first && same(a.second, b.second); }))
+        return;
+    const OrphanEvidence before = std::exchange(orphans_, evidence);
+    const auto changedFor = [&](int pid) {
+        const auto a = before.find(pid);
+        const auto b = orphans_.find(pid);
+        if ((a == before.end()) != (b == orphans_.end())) return true;
+        return a != before.end() && !same(a->second, b->second);
+    };
+    std::vector<std::pair<int, unsigned>> changes;
+    for (int r = 0; r < lockCount(); ++r) {
+        const LockRow& row = lockAt(r);
+        if (std::any_of(row.entry->holders.begin(), row.entry->holders.end(), [&](const auto& h) { return changedFor(h.pid); }))
+            changes.emplace_back(r, bit(State));
+    }
+    emitRowChanges({}, changes);
+}
+
+const std::vector<pglock::monitor::OrphanEvidence>* LocksModel::orphanEvidence(int pid) const {
+    const auto it = orphans_.find(pid);
+    return it == orphans_.end() ? nullptr : &it->second;
+}
+
 void LocksModel::setLongHoldThreshold(double seconds) {
     longHoldThreshold_ = seconds;
     if (lockCount() > 0) emit dataChanged(index(0, HeldFor), index(lockCount() - 1, HeldFor), {Qt::BackgroundRole, Qt::ForegroundRole});

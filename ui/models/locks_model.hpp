@@ -30,6 +30,7 @@
 
 #include "models/lock_naming.hpp"
 #include "pglock/monitor.hpp"
+#include "pglock/orphan.hpp"
 #include "poller/poll_result.hpp"
 
 Q_DECLARE_METATYPE(pglock::monitor::LockId)
@@ -118,6 +119,11 @@ public:
     // Keys with a ghost or a leak (ClaimsTracker::marksByKey()): their Name cell gets a red
     // marker and the lines in its tooltip.
     void setClaimMarks(QHash<qint64, QString> marks);
+    // Each holder's orphan evidence (pglock/orphan.hpp, from the poll result): the State cell of
+    // a lock with such a holder shows a marker and the evidence in its tooltip.
+    using OrphanEvidence = std::map<int, std::vector<pglock::monitor::OrphanEvidence>>;
+    void setOrphanEvidence(const OrphanEvidence& evidence);
+    const std::vector<pglock::monitor::OrphanEvidence>* orphanEvidence(int pid) const;
     // Holders idle in transaction longer than this are highlighted (default 30 s).
     void setIdleInTransactionThreshold(double seconds);
     double idleInTransactionThreshold() const { return idleThreshold_; }
@@ -218,6 +224,7 @@ private:
     PollResultPtr holdStarts_;
     QSet<int> ownPids_;
     QHash<qint64, QString> claimMarks_;
+    OrphanEvidence orphans_;
     double idleThreshold_ = 30.0;
     double xminThreshold_ = 10.0;
     double longHoldThreshold_ = 60.0;

@@ -9,7 +9,9 @@
 #include <optional>
 #include <vector>
 
+#include "pglock/context_locks.hpp"
 #include "pglock/monitor.hpp"
+#include "pglock/orphan.hpp"
 
 namespace lockscope {
 
@@ -20,6 +22,11 @@ struct PollResult {
     std::vector<pglock::monitor::Hold> finished;  // holds that ended since the previous poll
     std::vector<pglock::monitor::Wait> finished_waits;  // waits that ended since the previous poll
     quint64 generation = 0;                       // which connection produced it
+    // Locks other libraries derive from this database and its schemas (read once a minute, so
+    // consecutive results usually share one object).
+    std::shared_ptr<const pglock::monitor::ContextLocks> context_locks;
+    // Each holder's orphan evidence (pid -> evidence), from this and the earlier snapshots.
+    std::map<int, std::vector<pglock::monitor::OrphanEvidence>> orphans;
 
     std::optional<double> heldSince(const pglock::monitor::LockId& lock, int pid) const {
         if (auto it = held_since.find({lock, pid}); it != held_since.end()) return it->second;

@@ -59,6 +59,7 @@ void PollWorker::end() {
     session_.reset();
     tracker_ = pglock::monitor::HoldTracker();
     wait_tracker_ = pglock::monitor::WaitTracker();
+    orphans_ = pglock::monitor::OrphanWatch();
     // Forget the password as soon as this connection is over.
     for (auto& [key, value] : overrides_) std::fill(value.begin(), value.end(), '\0');
     overrides_.clear();
@@ -99,6 +100,7 @@ bool PollWorker::ensureConnected() {
     // A poll gives up on a busy catalog lock (and reports it) instead of queueing behind it.
     pglock::monitor::prepare_session(session, pglock::monitor::default_monitor_lock_timeout, context(kConnectTimeout));
     session_.emplace(std::move(session));
+    context_cache_.invalidate();  // a reconnect may reach another server (a failover)
     backoff_ = std::chrono::milliseconds(0);
     emit state(generation_, PollState::connected, QStringLiteral("connected"));
     return true;
@@ -132,9 +134,11 @@ void PollWorker::tick() {
         ensureConnected();
         // A poll may take long on a struggling server, but never longer than a few intervals.
         const auto timeout = std::max(std::chrono::milliseconds(5000), interval_ * 3);
+        auto context_locks = context_cache_.get(*session_, context(timeout));
         auto snapshot = std::make_shared<pglock::monitor::Snapshot>(pglock::monitor::poll(*session_, context(timeout)));
         tracker_.update(*snapshot);
         wait_tracker_.update(*snapshot);
+        orphans_.update(*snapshot);
         last_server_now_ = snapshot->server_now;
         auto out = std::make_shared<PollResult>();
         for (const auto& [key, hold] : tracker_.open()) out->held_since.emplace(key, hold.start);
@@ -142,6 +146,8 @@ void PollWorker::tick() {
         out->finished_waits = wait_tracker_.take_finished();
         out->snapshot = std::move(snapshot);
         out->generation = generation_;
+        out->context_locks = std::move(context_locks);
+        out->orphans = orphans_.flags();
         undelivered_.fetch_add(1, std::memory_order_relaxed);
         emit result(out);
         schedule(interval_);

@@ -14,7 +14,9 @@
 #include <optional>
 #include <stop_token>
 
+#include "pglock/context_locks.hpp"
 #include "pglock/monitor.hpp"
+#include "pglock/orphan.hpp"
 #include "pglock/session.hpp"
 #include "poller/poll_result.hpp"
 
@@ -58,6 +60,8 @@ private:
     mutable std::mutex stop_mutex_;  // guards stop_: interrupt() comes from the GUI thread
     std::stop_source stop_;
     std::optional<pglock::Session> session_;
+    pglock::monitor::ContextLockCache context_cache_;  // the database's schemas, read once a minute
+    pglock::monitor::OrphanWatch orphans_;
     pglock::monitor::HoldTracker tracker_;
     pglock::monitor::WaitTracker wait_tracker_;
     std::string conninfo_;

@@ -81,6 +81,7 @@ void ServerSession::connectTo(const QString& conninfo, const QString& password, 
     label_ = label.isEmpty() ? (server.isEmpty() ? tr("(unparsable connection string)") : server) : label;
     latest_.reset();
     holderNames_.clear();  // what this server's holders said
+    contextLocks_.reset();  // what this server's database derives
     model_->clear();
     model_->setStale(false);
     lastPollTime_.clear();
@@ -124,6 +125,13 @@ void ServerSession::onResult(const PollResultPtr& result) {
     // slot) name a lock by them, also once its holder is gone. The charts relabel only the few
     // lanes whose name changed.
     if (const auto learned = holderNames_.learn(*result->snapshot); !learned.empty()) charts_->relabel(learned);
+    // The database's context-derived locks, re-read once a minute: rename only when they differ.
+    if (result->context_locks && result->context_locks != contextLocks_) {
+        const bool differ = !contextLocks_ || !(*contextLocks_ == *result->context_locks);
+        contextLocks_ = result->context_locks;
+        if (differ && model_->rowCount() > 0) refreshNames();
+    }
+    model_->setOrphanEvidence(result->orphans);
     // A result that adds thousands of locks (the first poll, a reconnect) reaches the locks model
     // over several event-loop turns (StagedSnapshotFeeder); the model takes the hold start times
     // from the same result.
@@ -183,6 +191,8 @@ LockName ServerSession::nameOf(const pglock::monitor::LockId& id, std::int64_t k
         for (const auto& own : locks_->locks())
             if (own.key == key && own.heldAt.isValid()) takenHere_.insert(key, own.name);
         if (const auto it = takenHere_.constFind(key); it != takenHere_.cend()) facts.takenHere = *it;
+        if (contextLocks_)
+            if (const auto* derived = contextLocks_->find(key)) facts.context = QByteArray::fromStdString(derived->label);
         // A verified name wins over a cut one, whether it is the current holder's or remembered.
         const auto remembered = holderNames_.find(key);
         facts.holder = current && (current->verified || !remembered || !remembered->verified) ? current : remembered;

@@ -106,6 +106,8 @@ private:
     CatalogNameCache& names_;
     HolderNames holderNames_;              // names holders carried, kept after they let go
     QHash<qint64, QByteArray> takenHere_;  // names of locks taken by hand in this session
+    // Locks other libraries derive from this server's database (the latest poll's).
+    std::shared_ptr<const pglock::monitor::ContextLocks> contextLocks_;
     LockNamer namer_;
     Poller poller_;
     ReadOnlySwitch* readOnly_;

@@ -96,4 +96,18 @@ QIcon waitersIcon() {
     return QIcon(pixmap);
 }
 
+QIcon orphanIcon() {
+    QPixmap pixmap(16, 16);
+    pixmap.fill(Qt::transparent);
+    QPainter p(&pixmap);
+    p.setRenderHint(QPainter::Antialiasing);
+    const QColor ink = isDark() ? QColor(255, 200, 90) : QColor(160, 90, 0);
+    p.setPen(QPen(ink, 1.4));
+    p.setBrush(Qt::NoBrush);
+    p.drawPolygon(QPolygonF({QPointF(8, 1.5), QPointF(14.8, 14), QPointF(1.2, 14)}));
+    p.drawLine(QPointF(8, 6), QPointF(8, 10));
+    p.drawPoint(QPointF(8, 12.2));
+    return QIcon(pixmap);
+}
+
 }  // namespace lockscope::theme

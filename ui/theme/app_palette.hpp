@@ -56,5 +56,7 @@ QColor laneStripe();
 
 // A small clock: "sessions are waiting", beside the colour (never colour alone).
 QIcon waitersIcon();
+// The marker of a lock whose holder is probably orphaned: a warning triangle.
+QIcon orphanIcon();
 
 }  // namespace lockscope::theme

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "models/lock_naming.hpp"
+#include "pglock/backend_impact.hpp"
 #include "models/lock_summary.hpp"
 #include "poller/poll_result.hpp"
 #include "poller/poller.hpp"
@@ -126,6 +127,8 @@ private:
     void buildOperatorActions(QToolBar* bar);
     void addBackendActions(QMenu& menu, const QModelIndex& index);
     void confirmBackendAction(int pid, bool terminate);
+    // The confirmation's impact part (terminate_impact.hpp) once BackendActions read it.
+    QString impactText(int pid, const pglock::monitor::BackendImpact* impact, const QString& error) const;
     bool releaseBeforeLeaving(const QString& why);
     bool isTransactionLock(quint64 id) const;
     QStringList catalogNames(qint64 key) const;

@@ -12,6 +12,7 @@
 #include <QToolBar>
 
 #include "actions/backend_actions.hpp"
+#include "actions/terminate_impact.hpp"
 #include "actions/lock_controller.hpp"
 #include "actions/read_only_switch.hpp"
 #include "models/locks_model.hpp"
@@ -137,9 +138,39 @@ void MainWindow::confirmBackendAction(int pid, bool terminate) {
     box.setTextFormat(Qt::PlainText);  // application, user and lock names: never as HTML
     box.setDefaultButton(QMessageBox::Cancel);
     box.button(QMessageBox::Yes)->setText(terminate ? tr("Terminate PID %1").arg(pid) : tr("Cancel query of PID %1").arg(pid));
-    if (box.exec() != QMessageBox::Yes) return;
+    // A terminate shows its impact first (terminate_impact.hpp), read on a worker thread: the
+    // button stays off until it is known, or until reading it failed (then the box says so).
+    QMetaObject::Connection impactConnection;
+    if (terminate && backends_->loadImpact(pid)) {
+        box.button(QMessageBox::Yes)->setEnabled(false);
+        box.setText(text + tr("\n\nImpact: loading…"));
+        impactConnection = connect(backends_, &BackendActions::impactLoaded, &box,
+                                   [this, &box, text, pid](int loaded, std::shared_ptr<const pglock::monitor::BackendImpact> impact,
+                                                           const QString& error) {
+                                       if (loaded != pid) return;
+                                       box.setText(text + QStringLiteral("\n\n") + impactText(pid, impact.get(), error));
+                                       box.button(QMessageBox::Yes)->setEnabled(!impact || impact->found);
+                                   });
+    }
+    const int answer = box.exec();
+    disconnect(impactConnection);
+    if (answer != QMessageBox::Yes) return;
     const ActionOutcome outcome = terminate ? backends_->terminate(pid) : backends_->cancelQuery(pid);
     if (!outcome) showPlainMessage(this, QMessageBox::Information, title, outcome.refusal);
+}
+
+QString MainWindow::impactText(int pid, const pglock::monitor::BackendImpact* impact, const QString& error) const {
+    if (!impact) return tr("Impact: could not be read (%1). Terminating still ends the session and rolls back its transaction.").arg(error);
+    const PollResultPtr latest = server_->latest();
+    const auto* evidence = latest ? [&]() -> const std::vector<pglock::monitor::OrphanEvidence>* {
+        const auto it = latest->orphans.find(pid);
+        return it == latest->orphans.end() ? nullptr : &it->second;
+    }() : nullptr;
+    const TerminateImpactFacts facts{*impact, evidence, [this](std::int64_t key) {
+                                         const pglock::monitor::LockId id{pglock::monitor::KeyForm::bigint, pglock::tag_of(key)};
+                                         return server_->nameOf(id, key, std::nullopt).text;
+                                     }};
+    return tr("Impact of terminating it:\n") + terminateImpactText(facts);
 }
 
 bool MainWindow::releaseBeforeLeaving(const QString& why) {
