@@ -4,3 +4,6 @@ pglock_add_test(test_monitor SOURCES test_monitor.cpp PG LIBS ${_core_test_libs}
 
 # Holder identity: application_name names a held lock; the monitor reads it back.
 pglock_add_test(test_holder_identity SOURCES test_holder_identity.cpp PG LIBS ${_core_test_libs})
+
+# The lock tree (pglock::monitor::lock_tree): chains across lock types to the root blocker.
+pglock_add_test(test_lock_tree SOURCES test_lock_tree.cpp PG LIBS ${_core_test_libs})
