@@ -11,6 +11,7 @@ namespace {
 // What one waiting session waits for and on whom.
 struct WaitInfo {
     std::string lock;
+    std::string locktype, mode;
     std::optional<LockId> advisory;
     bool shared = false;
     bool queued = false;
@@ -41,6 +42,8 @@ std::map<int, WaitInfo> waits_of(const Snapshot& snapshot, const LockNamer* name
         for (const Waiter& w : lock.waiters) {
             WaitInfo info;
             info.lock = name;
+            info.locktype = "advisory";
+            info.mode = w.shared ? "shared" : "exclusive";
             info.advisory = id_of(lock);
             info.shared = w.shared;
             info.wait_start = w.wait_start;
@@ -64,6 +67,8 @@ std::map<int, WaitInfo> waits_of(const Snapshot& snapshot, const LockNamer* name
         if (waits.contains(o.pid)) continue;
         WaitInfo info;
         info.lock = o.description;
+        info.locktype = o.locktype;
+        info.mode = o.mode;
         info.wait_start = o.wait_start;
         for (int pid : o.blocked_by)
             if (pid != o.pid) add_sorted(info.parents, pid);
@@ -107,6 +112,8 @@ TreeNode node_of(const Graph& g, int pid, std::set<int>& seen) {
     node.pid = pid;
     if (const auto it = g.waits.find(pid); it != g.waits.end()) {
         node.lock = it->second.lock;
+        node.locktype = it->second.locktype;
+        node.mode = it->second.mode;
         node.advisory = it->second.advisory;
         node.shared = it->second.shared;
         node.queued = it->second.queued;

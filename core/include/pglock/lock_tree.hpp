@@ -19,6 +19,8 @@ namespace pglock::monitor {
 struct TreeNode {
     int pid = 0;
     std::string lock;                 // what it waits for: the caller's name of an advisory key, or a description
+    std::string locktype;             // pg_locks.locktype: "advisory", "transactionid", "tuple", "relation", ...
+    std::string mode;                 // advisory: "shared" or "exclusive"; others: pg_locks.mode ("ShareLock", ...)
     std::optional<LockId> advisory;   // set when it waits for an advisory lock
     bool shared = false;              // advisory: asks in shared mode
     bool queued = false;              // advisory: no granted holder conflicts; it waits behind earlier waiters
