@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "pglock/lock_tree.hpp"
 #include "pglock/monitor.hpp"
 
 namespace lockscope {
@@ -20,6 +21,9 @@ struct PollResult {
     std::vector<pglock::monitor::Hold> finished;  // holds that ended since the previous poll
     std::vector<pglock::monitor::Wait> finished_waits;  // waits that ended since the previous poll
     quint64 generation = 0;                       // which connection produced it
+    // The lock tree of the snapshot (pglock/lock_tree.hpp), built on the poll thread; advisory
+    // edges carry default names, which the views replace with the app's (lock_naming.hpp).
+    std::vector<pglock::monitor::RootBlocker> roots;
 
     std::optional<double> heldSince(const pglock::monitor::LockId& lock, int pid) const {
         if (auto it = held_since.find({lock, pid}); it != held_since.end()) return it->second;

@@ -10,6 +10,7 @@
 #include "history/history_recorder.hpp"
 #include "metrics/metrics_model.hpp"
 #include "metrics/metrics_scraper.hpp"
+#include "models/lock_tree_model.hpp"
 #include "models/locks_model.hpp"
 #include "models/staged_snapshot_feeder.hpp"
 #include "pglock/conninfo.hpp"
@@ -35,6 +36,8 @@ ServerSession::ServerSession(CatalogNameCache& names, QObject* parent) : QObject
     namer_ = [this](const pglock::monitor::LockId& id, std::int64_t key,
                     const std::optional<pglock::monitor::HolderName>& current) { return nameOf(id, key, current); };
     model_->setNamer(namer_);
+    treeModel_ = new LockTreeModel(this);
+    treeModel_->setNamer(namer_);
     charts_->setNamer(namer_);
     history_->setNamer(namer_);
 
@@ -79,6 +82,7 @@ void ServerSession::connectTo(const QString& conninfo, const QString& password, 
     holderNames_.clear();  // what this server's holders said
     model_->clear();
     model_->setStale(false);
+    treeModel_->clear();
     lastPollTime_.clear();
     dropChartQueue();
     charts_->clear();
@@ -123,6 +127,7 @@ void ServerSession::onResult(const PollResultPtr& result) {
     // over several event-loop turns (StagedSnapshotFeeder); the model takes the hold start times
     // from the same result.
     feeder_->feedResult(result);
+    treeModel_->setResult(result);  // small: the sessions on chains, built on the poll thread
     // The charts take the result in a later event-loop turn, not in this one: the first poll of
     // 10,000 locks would otherwise be one block of locks model + 10,000 timeline lanes, and every
     // later poll would add the charts' merge to the model's. Every result reaches them, in order
