@@ -104,7 +104,7 @@ std::string json_opt(std::optional<double> v) { return v ? number(*v) : "null"; 
 // ---- the lock tree ---------------------------------------------------------------------------
 
 // An advisory lock on a tree's edge: its name as the lock lines give it, else its key.
-monitor::LockNamer namer_for(const StatusContext& context) {
+monitor::EdgeNamer namer_for(const StatusContext& context) {
     return [&context](const LockEntry& lock) {
         if (const std::string* name = name_of(lock, context)) return *name;
         return monitor::default_lock_name(lock);

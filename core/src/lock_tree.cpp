@@ -35,7 +35,7 @@ void add_sorted(std::vector<int>& into, int pid) {
 
 // Every waiting session of the snapshot, advisory waits first (a pid waits for one lock at a time,
 // so an advisory wait wins over the same pid's row in other_waits, which the poll leaves out).
-std::map<int, WaitInfo> waits_of(const Snapshot& snapshot, const LockNamer* namer) {
+std::map<int, WaitInfo> waits_of(const Snapshot& snapshot, const EdgeNamer* namer) {
     std::map<int, WaitInfo> waits;
     for (const LockEntry& lock : snapshot.locks) {
         const std::string name = namer ? (*namer)(lock) : std::string();
@@ -87,7 +87,7 @@ struct Graph {
     }
 };
 
-Graph graph_of(const Snapshot& snapshot, const LockNamer* namer) {
+Graph graph_of(const Snapshot& snapshot, const EdgeNamer* namer) {
     Graph g;
     g.waits = waits_of(snapshot, namer);
     for (const auto& [pid, info] : g.waits)
@@ -171,7 +171,7 @@ std::vector<int> blockers_of(const Snapshot& snapshot, int pid) {
     return it == waits.end() ? std::vector<int>{} : it->second.parents;
 }
 
-std::vector<RootBlocker> lock_tree(const Snapshot& snapshot, const LockNamer& namer) {
+std::vector<RootBlocker> lock_tree(const Snapshot& snapshot, const EdgeNamer& namer) {
     const Graph g = graph_of(snapshot, &namer);
     std::vector<RootBlocker> roots;
     std::set<int> covered;

@@ -101,7 +101,7 @@ std::string shape(const RootBlocker& r, const std::map<int, std::string>& names)
 }
 
 // Names the test's keys; every other key by the default.
-pglock::monitor::LockNamer namer(std::map<std::int64_t, std::string> keys) {
+pglock::monitor::EdgeNamer namer(std::map<std::int64_t, std::string> keys) {
     return [keys = std::move(keys)](const LockEntry& e) {
         const auto it = keys.find(e.key);
         return it != keys.end() ? it->second : pglock::monitor::default_lock_name(e);

@@ -44,7 +44,7 @@ struct RootBlocker {
 };
 
 // How the caller names an advisory lock on an edge (a catalog, a key scheme, ...).
-using LockNamer = std::function<std::string(const LockEntry&)>;
+using EdgeNamer = std::function<std::string(const LockEntry&)>;
 
 // The holder's verified application_name, else "key N" (or "pair a,b" for the int4 form).
 std::string default_lock_name(const LockEntry& lock);
@@ -59,6 +59,6 @@ std::vector<int> blockers_of(const Snapshot& snapshot, int pid);
 
 // The trees of every root blocker, highest impact first (most sessions blocked in total, then the
 // oldest wait, then pid). A cycle is reported once, as a root with `cycle` set; no walk loops.
-std::vector<RootBlocker> lock_tree(const Snapshot& snapshot, const LockNamer& namer = default_lock_name);
+std::vector<RootBlocker> lock_tree(const Snapshot& snapshot, const EdgeNamer& namer = default_lock_name);
 
 }  // namespace pglock::monitor
