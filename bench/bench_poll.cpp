@@ -1,5 +1,5 @@
 // pglock_bench_poll: the monitor's poll against the naive lock query, side by side, on one server.
-//   pglock_bench_poll --dsn DSN [--runs N] [--warmup N] [--no-explain]
+//   pglock_bench_poll --dsn DSN [--runs N] [--warmup N] [--no-explain] [--baseline naive|first-statement]
 // (a) the poll exactly as lockscope's poll worker does it: pglock::monitor::poll() (one query,
 //     decoded into a Snapshot), then the hold and wait trackers and the held-since map that make
 //     up a PollResult; (b) the query common tools use: pg_locks joined to pg_stat_activity with
@@ -11,6 +11,9 @@
 // On a shared machine the wall clock mostly measures the other processes; the CPU times do not. The runs alternate which goes
 // first, so drift of a shared machine hits both. Prints median, p95 and max of each, and the
 // ratios baseline / pglock. Run it with the server loaded (scripts/bench-scale does).
+// --baseline first-statement: the baseline is the poll's first statement alone, read as (b) reads
+// rows: the whole poll before the lock tree (one statement, no chain walk, no lock_tree()), to
+// measure what following blocking chains past advisory locks adds.
 #include <time.h>
 
 #include <algorithm>
@@ -27,6 +30,7 @@
 #include <vector>
 
 #include "pglock/error.hpp"
+#include "pglock/lock_tree.hpp"
 #include "pglock/monitor.hpp"
 #include "pglock/session.hpp"
 
@@ -68,6 +72,7 @@ struct ProductPoll {
     mon::HoldTracker holds;
     mon::WaitTracker waits;
     std::size_t locks = 0, holders = 0, waiters = 0, waiters_with_blockers = 0, backends = 0;
+    std::size_t other_waits = 0, roots = 0, worst = 0;
 
     void run(pglock::Session& session) {
         auto snapshot = std::make_shared<mon::Snapshot>(mon::poll(session));
@@ -77,6 +82,10 @@ struct ProductPoll {
         for (const auto& [key, hold] : holds.open()) held_since.emplace(key, hold.start);
         auto finished = holds.take_finished();
         auto finished_waits = waits.take_finished();
+        const auto tree = mon::lock_tree(*snapshot);  // the poll worker builds it with each result
+        other_waits = snapshot->other_waits.size();
+        roots = tree.size();
+        worst = tree.empty() ? 0 : tree.front().blocked_total;
         locks = snapshot->locks.size();
         backends = snapshot->backends.size();
         holders = waiters = waiters_with_blockers = 0;
@@ -89,8 +98,8 @@ struct ProductPoll {
 };
 
 // Reads every value once, as a tool that shows the rows would.
-std::size_t run_baseline(pglock::Session& session, std::size_t& bytes) {
-    pglock::Result r = session.exec(kBaselineQuery);
+std::size_t run_baseline(pglock::Session& session, const std::string& sql, std::size_t& bytes) {
+    pglock::Result r = session.exec(sql);
     bytes = 0;
     for (int row = 0; row < r.rows(); ++row)
         for (int col = 0; col < r.columns(); ++col) bytes += r.get(row, col).size();
@@ -118,7 +127,8 @@ Stats stats_of(std::vector<double> v) {
 }
 
 int usage(const char* why) {
-    std::fprintf(stderr, "pglock_bench_poll: %s\nusage: pglock_bench_poll --dsn DSN [--runs N] [--warmup N] [--no-explain]\n", why);
+    std::fprintf(stderr, "pglock_bench_poll: %s\nusage: pglock_bench_poll --dsn DSN [--runs N] [--warmup N] [--no-explain] "
+                 "[--baseline naive|first-statement]\n", why);
     return 2;
 }
 
@@ -129,6 +139,7 @@ int main(int argc, char** argv) {
     if (const char* env = std::getenv("PGLOCK_TEST_DSN")) dsn = env;
     int runs = 50, warmup = 3;
     bool explain = true;
+    std::string baseline_kind = "naive";
     try {
         for (int i = 1; i < argc; ++i) {
             const std::string_view arg = argv[i];
@@ -141,6 +152,7 @@ int main(int argc, char** argv) {
             if (arg == "--dsn") dsn = value;
             else if (arg == "--runs") runs = std::stoi(value);
             else if (arg == "--warmup") warmup = std::stoi(value);
+            else if (arg == "--baseline" && (value == "naive" || value == "first-statement")) baseline_kind = value;
             else return usage("unknown option");
         }
     } catch (const std::exception&) {
@@ -154,6 +166,7 @@ int main(int argc, char** argv) {
         pglock::Session product_session = pglock::Session::connect(dsn);
         pglock::Session baseline_session = pglock::Session::connect(dsn);
         const std::string product_sql = mon::poll_query(mon::poll(product_session).server_version);
+        const std::string baseline_sql = baseline_kind == "naive" ? std::string(kBaselineQuery) : product_sql;
 
         ProductPoll product;
         std::size_t baseline_rows = 0, baseline_bytes = 0;
@@ -176,7 +189,7 @@ int main(int argc, char** argv) {
             auto one_baseline = [&] {
                 const double cpu0 = backend_cpu_ms(baseline_pid), client0 = thread_cpu_ms();
                 const auto t0 = Clock::now();
-                baseline_rows = run_baseline(baseline_session, baseline_bytes);
+                baseline_rows = run_baseline(baseline_session, baseline_sql, baseline_bytes);
                 const double e2e = ms_since(t0);
                 const double client = thread_cpu_ms() - client0, cpu = backend_cpu_ms(baseline_pid) - cpu0;
                 if (measured) {
@@ -197,14 +210,19 @@ int main(int argc, char** argv) {
         // backend CPU of the next one look up to 2x higher.
         for (int i = 0; explain && i < runs; ++i) {
             p_server.push_back(server_ms(product_session, product_sql));
-            b_server.push_back(server_ms(baseline_session, kBaselineQuery));
+            b_server.push_back(server_ms(baseline_session, baseline_sql));
         }
 
         std::printf("server: %d locks (%zu holders, %zu waiters, %zu of them with blockers), %zu sessions; "
                     "baseline rows: %zu (%zu bytes of values)\n",
                     static_cast<int>(product.locks), product.holders, product.waiters, product.waiters_with_blockers,
                     product.backends, baseline_rows, baseline_bytes);
-        std::printf("%d runs each (after %d warm-up), alternating; times in ms\n\n", runs, warmup);
+        std::printf("lock tree: %zu sessions waiting on other lock types, %zu roots, the worst blocking %zu; baseline: %s\n",
+                    product.other_waits, product.roots, product.worst,
+                    baseline_kind == "naive" ? "pg_locks x pg_stat_activity with pg_blocking_pids() on every row"
+                                             : "the poll's first statement alone (the poll before the lock tree)");
+        std::printf("%d runs each (after %d warm-up), alternating; times in ms; server Execution Time is the first "
+                    "statement's\n\n", runs, warmup);
         const auto row = [](const char* what, const std::vector<double>& v) {
             if (v.empty()) return std::printf("%-42s %9s\n", what, "n/a"), void();
             const Stats st = stats_of(v);

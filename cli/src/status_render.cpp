@@ -114,6 +114,87 @@ std::string json_string_or_null(std::string_view s) { return s.empty() ? "null" 
 
 std::string json_opt(std::optional<double> v) { return v ? number(*v) : "null"; }
 
+// ---- the lock tree ---------------------------------------------------------------------------
+
+// An advisory lock on a tree's edge: its name as the lock lines give it (catalog, then context),
+// else the holder's verified name or its key.
+monitor::EdgeNamer namer_for(const StatusContext& context) {
+    return [&context](const LockEntry& lock) {
+        if (const std::string* name = name_of(lock, context)) return *name;
+        if (const monitor::ContextLock* derived = context_lock_of(lock, context)) return derived->label;
+        return monitor::default_lock_name(lock);
+    };
+}
+
+std::optional<double> since(std::optional<double> start, const Snapshot& snapshot) {
+    if (!start) return std::nullopt;
+    return std::max(0.0, snapshot.server_now - *start);
+}
+
+// "PID 4711 (billing-worker) blocks 23 sessions via billing:invoice-run, 9m": the line that names
+// the worst root, or "" when no session blocks another.
+std::string worst_root_line(const Snapshot& snapshot, const std::vector<monitor::RootBlocker>& roots) {
+    if (roots.empty()) return {};
+    const monitor::RootBlocker& r = roots.front();
+    const monitor::Backend* b = backend_of(snapshot, r.pid);
+    std::string out = "worst root: PID " + std::to_string(r.pid);
+    if (b && !b->application_name.empty()) out += " (" + b->application_name + ")";
+    out += " blocks " + plural(r.blocked_total, "session", "sessions");
+    if (!r.via.empty()) out += " via " + r.via;
+    if (const auto oldest = since(r.oldest_wait_start, snapshot)) out += ", " + seconds_text(oldest);
+    if (r.cycle) out += " (a cycle: a deadlock in progress)";
+    return out + "\n";
+}
+
+void tree_text(const monitor::TreeNode& n, const Snapshot& snapshot, int depth, std::string& out) {
+    const monitor::Backend* b = backend_of(snapshot, n.pid);
+    out += std::string(static_cast<std::size_t>(depth) * 2, ' ') + "pid=" + std::to_string(n.pid);
+    out += " app=" + field(b ? b->application_name : std::string());
+    out += " waiting=" + seconds_text(since(n.wait_start, snapshot));
+    out += " for=" + field(n.lock) + " mode=" + field(n.mode);
+    if (n.queued) out += " queued";
+    if (n.repeated) out += " (shown above)";
+    out += "\n";
+    for (const auto& c : n.children) tree_text(c, snapshot, depth + 1, out);
+}
+
+std::string tree_json(const monitor::TreeNode& n, const Snapshot& snapshot) {
+    const monitor::Backend* b = backend_of(snapshot, n.pid);
+    std::string out = "{\"pid\":" + std::to_string(n.pid);
+    out += ",\"application_name\":" + json_quote(b ? b->application_name : std::string());
+    out += ",\"state\":" + json_string_or_null(b ? b->state : std::string());
+    out += ",\"lock\":" + json_quote(n.lock) + ",\"locktype\":" + json_quote(n.locktype) +
+           ",\"mode\":" + json_quote(n.mode);
+    out += ",\"key\":" + (n.advisory && n.advisory->form == KeyForm::bigint ? std::to_string(key_of(n.advisory->tag))
+                                                                           : std::string("null"));
+    out += ",\"queued\":" + std::string(n.queued ? "true" : "false");
+    out += ",\"repeated\":" + std::string(n.repeated ? "true" : "false");
+    out += ",\"wait_start\":" + json_opt(n.wait_start) + ",\"waiting_s\":" + json_opt(since(n.wait_start, snapshot));
+    out += ",\"blocks\":[";
+    for (std::size_t i = 0; i < n.children.size(); ++i) out += (i ? "," : "") + tree_json(n.children[i], snapshot);
+    return out + "]}";
+}
+
+std::string roots_json(const Snapshot& snapshot, const std::vector<monitor::RootBlocker>& roots) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < roots.size(); ++i) {
+        const monitor::RootBlocker& r = roots[i];
+        const monitor::Backend* b = backend_of(snapshot, r.pid);
+        if (i) out += ',';
+        out += "{\"pid\":" + std::to_string(r.pid) + ",\"cycle\":" + (r.cycle ? "true" : "false");
+        out += ",\"application_name\":" + json_quote(b ? b->application_name : std::string());
+        out += ",\"state\":" + json_string_or_null(b ? b->state : std::string());
+        out += ",\"blocked_directly\":" + std::to_string(r.blocked_directly);
+        out += ",\"blocked_total\":" + std::to_string(r.blocked_total);
+        out += ",\"oldest_wait_start\":" + json_opt(r.oldest_wait_start);
+        out += ",\"oldest_waiting_s\":" + json_opt(since(r.oldest_wait_start, snapshot));
+        out += ",\"via\":" + json_string_or_null(r.via) + ",\"blocks\":[";
+        for (std::size_t j = 0; j < r.children.size(); ++j) out += (j ? "," : "") + tree_json(r.children[j], snapshot);
+        out += "]}";
+    }
+    return out + "]";
+}
+
 }  // namespace
 
 std::string format_server_version(int version) {
@@ -123,7 +204,9 @@ std::string format_server_version(int version) {
            std::to_string(version % 100);
 }
 
-std::string render_status_text(const Snapshot& snapshot, const StatusContext& context) {
+namespace {
+
+std::string header_text(const Snapshot& snapshot, const std::vector<monitor::RootBlocker>& roots) {
     std::size_t holders = 0, waiters = 0;
     for (const auto& lock : snapshot.locks) {
         holders += lock.holders.size();
@@ -138,7 +221,32 @@ std::string render_status_text(const Snapshot& snapshot, const StatusContext& co
         out += "WARNING: the server is a standby in recovery: advisory locks taken there are local to it and "
                "protect nothing\n";
     if (snapshot.locks.empty()) out += "(no advisory locks held or awaited in this database)\n";
+    out += worst_root_line(snapshot, roots);
+    return out;
+}
 
+}  // namespace
+
+std::string render_tree_text(const Snapshot& snapshot, const StatusContext& context) {
+    const auto roots = monitor::lock_tree(snapshot, namer_for(context));
+    std::string out = header_text(snapshot, roots);
+    if (roots.empty()) out += "(no session blocks another)\n";
+    for (const auto& r : roots) {
+        const monitor::Backend* b = backend_of(snapshot, r.pid);
+        out += "root pid=" + std::to_string(r.pid) + " app=" + field(b ? b->application_name : std::string());
+        out += " state=" + field(b ? b->state : std::string());
+        out += " blocks=" + std::to_string(r.blocked_total) + " directly=" + std::to_string(r.blocked_directly);
+        out += " oldest=" + seconds_text(since(r.oldest_wait_start, snapshot));
+        out += " via=" + (r.via.empty() ? std::string("-") : field(r.via));
+        if (r.cycle) out += " cycle";
+        out += "\n";
+        for (const auto& c : r.children) tree_text(c, snapshot, 1, out);
+    }
+    return out;
+}
+
+std::string render_status_text(const Snapshot& snapshot, const StatusContext& context) {
+    std::string out = header_text(snapshot, monitor::lock_tree(snapshot, namer_for(context)));
     for (const auto& lock : snapshot.locks) {
         const std::string* name = name_of(lock, context);
         if (lock.form == KeyForm::bigint) {
@@ -255,7 +363,7 @@ std::string render_status_json(const Snapshot& snapshot, const StatusContext& co
         }
         out += "]}";
     }
-    out += "]";
+    out += "],\"roots\":" + roots_json(snapshot, monitor::lock_tree(snapshot, namer_for(context)));
     if (context.claims) out += "," + render_claims_json(*context.claims);
     out += "}";
     return out;

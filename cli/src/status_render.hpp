@@ -5,6 +5,7 @@
 
 #include "catalog_file.hpp"
 #include "pglock/context_locks.hpp"
+#include "pglock/lock_tree.hpp"
 #include "pglock/monitor.hpp"
 #include "status_claims.hpp"
 #include "pglock/orphan.hpp"
@@ -34,6 +35,10 @@ std::string format_server_version(int version);
 // latency, server time) and per lock a line with key, name and form, then one line per holder
 // and per waiter.
 std::string render_status_text(const monitor::Snapshot& snapshot, const StatusContext& context);
+
+// The header and the worst root's line as render_status_text() writes them, then each root
+// blocker's tree (`pglock status --tree`), highest impact first.
+std::string render_tree_text(const monitor::Snapshot& snapshot, const StatusContext& context);
 
 // One JSON object on one line (no trailing newline); the fields are listed in docs/cli.md.
 std::string render_status_json(const monitor::Snapshot& snapshot, const StatusContext& context);

@@ -36,6 +36,7 @@ using namespace std::chrono_literals;
 
 struct StatusOptions {
     bool json = false;
+    bool tree = false;  // the lock tree instead of the lock list
     std::string catalog;  // FILE, empty: no names
     bool watch = false;
     std::string interval;  // --watch's optional value
@@ -179,11 +180,13 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
             std::string frame;
             if (options.json) {
                 frame = render_status_json(*snapshot, context) + "\n";
-            } else if (options.watch && tty) {
-                frame = "\x1b[H\x1b[2J" + render_status_text(*snapshot, context) + "(every " + every +
-                        "; held = since first seen by this watch; Ctrl-C quits)\n";
             } else {
-                frame = (options.watch && !first_frame ? "\n" : "") + render_status_text(*snapshot, context);
+                const std::string text =
+                    options.tree ? render_tree_text(*snapshot, context) : render_status_text(*snapshot, context);
+                if (options.watch && tty)
+                    frame = "\x1b[H\x1b[2J" + text + "(every " + every + "; held = since first seen by this watch; Ctrl-C quits)\n";
+                else
+                    frame = (options.watch && !first_frame ? "\n" : "") + text;
             }
             std::cout << frame << std::flush;
             // The reader of our output is gone (SIGPIPE is blocked: the write fails with EPIPE):
@@ -206,7 +209,11 @@ void register_status(CLI::App& app, const GlobalOptions& global, VerbRun& run) {
     auto* cmd = app.add_subcommand(
         "status", "Show the advisory locks of the database now: key, name, holders (pid, mode, state, "
                   "application, client, held-for) and waiters (waiting-for, blocked by).");
-    cmd->add_flag("--json", options->json, "one JSON object per poll (fields in docs/cli.md)");
+    auto* json = cmd->add_flag("--json", options->json, "one JSON object per poll (fields in docs/cli.md)");
+    cmd->add_flag("--tree", options->tree,
+                  "the lock tree instead of the lock list: each root blocker (blocks others, waits on nothing) "
+                  "with the sessions it blocks, to any depth and across lock types")
+        ->excludes(json);
     cmd->add_option("--catalog", options->catalog,
                     "names to show for known keys: a text file (one name per line) or a lockscope SQLite catalog")
         ->type_name("FILE");

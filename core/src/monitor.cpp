@@ -62,6 +62,85 @@ std::vector<std::int64_t> parse_int64_array(std::string_view text) {
     return out;
 }
 
+// The pg_stat_activity columns both statements send in the same order, from column `first` on
+// (state, application_name, usename, client_addr, client_hostname, query, wait_event_type,
+// wait_event, backend_start, xact_start, state_change, age(backend_xmin)).
+Backend read_backend(const Result& r, int row, int first, int pid) {
+    Backend b;
+    b.pid = pid;
+    b.state = r.get(row, first + 0);
+    b.application_name = r.get(row, first + 1);
+    b.usename = r.get(row, first + 2);
+    b.client_addr = r.get(row, first + 3);
+    b.client_hostname = r.get(row, first + 4);
+    b.query = r.get(row, first + 5);
+    b.wait_event_type = r.get(row, first + 6);
+    b.wait_event = r.get(row, first + 7);
+    b.backend_start = opt_double(r, row, first + 8);
+    b.xact_start = opt_double(r, row, first + 9);
+    b.state_change = opt_double(r, row, first + 10);
+    if (!r.is_null(row, first + 11)) b.backend_xmin_age = r.get_int64(row, first + 11);
+    return b;
+}
+
+// Column positions of chain_query().
+enum ChainCol {
+    cc_pid, cc_locktype, cc_mode, cc_relation, cc_page, cc_tuple, cc_xid, cc_vxid, cc_waitstart, cc_blocked_by,
+    cc_backend,
+};
+
+// Sessions of the snapshot that wait on a lock which is not one of its advisory waits: an
+// advisory holder (or waiter of another database's key) stuck on a row, relation or transaction.
+std::vector<int> chain_seeds(const Snapshot& snap) {
+    std::vector<int> advisory_waiters;
+    for (const LockEntry& e : snap.locks)
+        for (const Waiter& w : e.waiters) advisory_waiters.push_back(w.pid);
+    std::sort(advisory_waiters.begin(), advisory_waiters.end());
+    std::vector<int> seeds;
+    for (const auto& [pid, b] : snap.backends)
+        if (b.wait_event_type == "Lock" && !std::binary_search(advisory_waiters.begin(), advisory_waiters.end(), pid))
+            seeds.push_back(pid);
+    return seeds;
+}
+
+// Runs chain_query() from `seeds` and adds what it finds to the snapshot: an OtherWait per
+// session waiting on something other than one of the snapshot's advisory waits, and the
+// pg_stat_activity row of every session on the chain the snapshot did not have yet.
+void follow_chains(Session& session, Snapshot& snap, const std::vector<int>& seeds, const Context& ctx) {
+    std::string array = "{";
+    for (std::size_t i = 0; i < seeds.size(); ++i) array += (i ? "," : "") + std::to_string(seeds[i]);
+    array += "}";
+    const Result r = session.exec(chain_query(snap.server_version), {array}, ctx);
+    std::vector<int> advisory_waiters;
+    for (const LockEntry& e : snap.locks)
+        for (const Waiter& w : e.waiters) advisory_waiters.push_back(w.pid);
+    std::sort(advisory_waiters.begin(), advisory_waiters.end());
+    for (int row = 0; row < r.rows(); ++row) {
+        if (r.is_null(row, cc_pid)) continue;
+        const int pid = static_cast<int>(r.get_int64(row, cc_pid));
+        // A pid that is gone by now has no pg_stat_activity row: nothing to say of it.
+        if (!snap.backends.contains(pid) && !r.is_null(row, cc_backend + 8))
+            snap.backends.emplace(pid, read_backend(r, row, cc_backend, pid));
+        if (r.is_null(row, cc_locktype)) continue;  // waits on no lock: a root, or no longer waiting
+        const std::string locktype(r.get(row, cc_locktype));
+        if (locktype == "advisory" && std::binary_search(advisory_waiters.begin(), advisory_waiters.end(), pid))
+            continue;  // the first statement has this wait, with its key
+        OtherWait w;
+        w.pid = pid;
+        w.locktype = locktype;
+        w.mode = r.get(row, cc_mode);
+        w.relation = r.get(row, cc_relation);
+        if (!r.is_null(row, cc_page)) w.page = r.get_int64(row, cc_page);
+        if (!r.is_null(row, cc_tuple)) w.tuple = r.get_int64(row, cc_tuple);
+        w.transactionid = r.get(row, cc_xid);
+        w.virtualxid = r.get(row, cc_vxid);
+        w.wait_start = opt_double(r, row, cc_waitstart);
+        if (!r.is_null(row, cc_blocked_by)) w.blocked_by = parse_int_array(r.get(row, cc_blocked_by));
+        w.description = describe_other_wait(w);
+        snap.other_waits.push_back(std::move(w));
+    }
+}
+
 }  // namespace
 
 std::string poll_query(int server_version) {
@@ -99,6 +178,51 @@ std::string poll_query(int server_version) {
            " GROUP BY pid, objsubid, mode, granted) AS l"
            " LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
            ") AS x ON true";
+}
+
+std::string chain_query(int server_version) {
+    const bool has_waitstart = server_version >= 140000;
+    // The recursion follows pg_blocking_pids() only from sessions waiting on a lock
+    // (wait_event_type 'Lock'): it takes the lock manager's partition locks, so never for the
+    // root or for a session busy on something else. UNION (not UNION ALL) keeps a pid once, so a
+    // cycle (a deadlock the detector has not broken yet) ends instead of looping. pg_locks is read
+    // once, for the ungranted rows of the chain's pids only (a backend waits for one lock at a
+    // time; DISTINCT ON keeps one row should a parallel group show more).
+    return std::string(
+               "WITH RECURSIVE chain(pid) AS ("
+               "SELECT unnest($1::int4[])"
+               " UNION "
+               "SELECT b.pid FROM chain c JOIN pg_stat_activity s ON s.pid = c.pid AND s.wait_event_type = 'Lock',"
+               " LATERAL unnest(pg_blocking_pids(c.pid)) AS b(pid)"
+               "), waits AS MATERIALIZED ("
+               "SELECT DISTINCT ON (l.pid) l.pid, l.locktype, l.mode, l.relation, l.page, l.tuple,"
+               " l.transactionid::text AS xid, l.virtualxid,") +
+           (has_waitstart ? " l.waitstart" : " NULL::timestamptz AS waitstart") +
+           " FROM pg_locks l WHERE NOT l.granted AND l.pid IN (SELECT pid FROM chain) ORDER BY l.pid"
+           ") SELECT c.pid, w.locktype, w.mode,"
+           " (SELECT format('%I.%I', n.nspname, r.relname) FROM pg_class r JOIN pg_namespace n ON n.oid = r.relnamespace"
+           " WHERE r.oid = w.relation),"
+           " w.page::int8, w.tuple::int8, w.xid, w.virtualxid, extract(epoch FROM w.waitstart)::float8,"
+           " CASE WHEN a.wait_event_type = 'Lock' THEN pg_blocking_pids(c.pid)::text END,"
+           " a.state, a.application_name, a.usename::text, host(a.client_addr), a.client_hostname, a.query,"
+           " a.wait_event_type, a.wait_event,"
+           " extract(epoch FROM a.backend_start)::float8, extract(epoch FROM a.xact_start)::float8,"
+           " extract(epoch FROM a.state_change)::float8, age(a.backend_xmin)::int8"
+           " FROM chain c LEFT JOIN waits w ON w.pid = c.pid LEFT JOIN pg_stat_activity a ON a.pid = c.pid"
+           " ORDER BY c.pid";
+}
+
+std::string describe_other_wait(const OtherWait& w) {
+    const std::string rel = w.relation.empty() ? std::string("an unknown relation") : w.relation;
+    if (w.locktype == "tuple" && w.page && w.tuple)
+        return "row (" + std::to_string(*w.page) + "," + std::to_string(*w.tuple) + ") of " + rel;
+    if (w.locktype == "transactionid") return "transaction " + w.transactionid;
+    if (w.locktype == "virtualxid") return "virtual transaction " + w.virtualxid;
+    if (w.locktype == "relation") return "relation " + rel;
+    if (w.locktype == "extend") return "extension of " + rel;
+    if (w.locktype == "page" && w.page) return "page " + std::to_string(*w.page) + " of " + rel;
+    if (w.locktype.empty()) return "a lock";
+    return w.locktype + (w.relation.empty() ? std::string() : " on " + w.relation);
 }
 
 std::string_view backend_signal_sql(BackendSignal signal) noexcept {
@@ -165,23 +289,7 @@ Snapshot poll(Session& session, const Context& ctx) {
             }
         }
         // A session with locks in more than one mode has more than one row: the first one says it.
-        if (!snap.backends.contains(pid)) {
-            Backend b;
-            b.pid = pid;
-            b.state = r.get(row, c_state);
-            b.application_name = r.get(row, c_app);
-            b.usename = r.get(row, c_user);
-            b.client_addr = r.get(row, c_addr);
-            b.client_hostname = r.get(row, c_host);
-            b.query = r.get(row, c_query);
-            b.wait_event_type = r.get(row, c_wait_type);
-            b.wait_event = r.get(row, c_wait);
-            b.backend_start = opt_double(r, row, c_backend_start);
-            b.xact_start = opt_double(r, row, c_xact_start);
-            b.state_change = opt_double(r, row, c_state_change);
-            if (!r.is_null(row, c_xmin_age)) b.backend_xmin_age = r.get_int64(row, c_xmin_age);
-            snap.backends.emplace(pid, std::move(b));
-        }
+        if (!snap.backends.contains(pid)) snap.backends.emplace(pid, read_backend(r, row, c_state, pid));
     }
     snap.locks.reserve(locks.size());
     for (auto& [id, entry] : locks) {
@@ -206,6 +314,12 @@ Snapshot poll(Session& session, const Context& ctx) {
         return a.key < b.key;
     });
     name_from_holders(snap);
+    // Only when some session of the poll waits on another kind of lock: the common poll stays one
+    // statement. Timed with the first, as one poll.
+    if (const std::vector<int> seeds = chain_seeds(snap); !seeds.empty()) {
+        follow_chains(session, snap, seeds, ctx);
+        snap.latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
     return snap;
 }
 

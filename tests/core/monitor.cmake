@@ -11,3 +11,5 @@ pglock_add_test(test_context_locks SOURCES test_context_locks.cpp PG LIBS ${_cor
 pglock_add_test(test_orphan SOURCES test_orphan.cpp PG LIBS ${_core_test_libs})
 # What terminating a backend would do, read before doing it.
 pglock_add_test(test_backend_impact SOURCES test_backend_impact.cpp PG LIBS ${_core_test_libs})
+# The lock tree (pglock::monitor::lock_tree): chains across lock types to the root blocker.
+pglock_add_test(test_lock_tree SOURCES test_lock_tree.cpp PG LIBS ${_core_test_libs})

@@ -13,3 +13,5 @@ pglock_add_test(test_locks_model_pg SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_locks
 pglock_add_test(test_staged_feeder SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_staged_feeder.cpp LIBS lockscope_ui)
 # Every cell and role of the locks model for one fixed snapshot, against tests/ui/golden/lock_cells.txt.
 pglock_add_test(test_lock_cells SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_lock_cells.cpp LIBS lockscope_ui)
+# LockTreeModel: the Tree tab's rows, edge names, the worst root's line, no reset for a same-shape poll.
+pglock_add_test(test_lock_tree_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_lock_tree_model.cpp LIBS lockscope_ui)

@@ -18,4 +18,6 @@ list(APPEND LOCKSCOPE_MODEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/lock_summary.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plain_text.hpp
   ${CMAKE_CURRENT_LIST_DIR}/session_info.hpp
-  ${CMAKE_CURRENT_LIST_DIR}/session_info.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/session_info.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/lock_tree_model.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/lock_tree_model.cpp)

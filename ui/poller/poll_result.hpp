@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pglock/context_locks.hpp"
+#include "pglock/lock_tree.hpp"
 #include "pglock/monitor.hpp"
 #include "pglock/orphan.hpp"
 
@@ -27,6 +28,9 @@ struct PollResult {
     std::shared_ptr<const pglock::monitor::ContextLocks> context_locks;
     // Each holder's orphan evidence (pid -> evidence), from this and the earlier snapshots.
     std::map<int, std::vector<pglock::monitor::OrphanEvidence>> orphans;
+    // The lock tree of the snapshot (pglock/lock_tree.hpp), built on the poll thread; advisory
+    // edges carry default names, which the views replace with the app's (lock_naming.hpp).
+    std::vector<pglock::monitor::RootBlocker> roots;
 
     std::optional<double> heldSince(const pglock::monitor::LockId& lock, int pid) const {
         if (auto it = held_since.find({lock, pid}); it != held_since.end()) return it->second;

@@ -144,6 +144,7 @@ void PollWorker::tick() {
         for (const auto& [key, hold] : tracker_.open()) out->held_since.emplace(key, hold.start);
         out->finished = tracker_.take_finished();
         out->finished_waits = wait_tracker_.take_finished();
+        out->roots = pglock::monitor::lock_tree(*snapshot);  // here, not on the GUI thread
         out->snapshot = std::move(snapshot);
         out->generation = generation_;
         out->context_locks = std::move(context_locks);

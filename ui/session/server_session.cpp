@@ -11,6 +11,7 @@
 #include "metrics/claims_tracker.hpp"
 #include "metrics/metrics_model.hpp"
 #include "metrics/metrics_scraper.hpp"
+#include "models/lock_tree_model.hpp"
 #include "models/locks_model.hpp"
 #include "models/staged_snapshot_feeder.hpp"
 #include "pglock/conninfo.hpp"
@@ -37,6 +38,8 @@ ServerSession::ServerSession(CatalogNameCache& names, QObject* parent) : QObject
     namer_ = [this](const pglock::monitor::LockId& id, std::int64_t key,
                     const std::optional<pglock::monitor::HolderName>& current) { return nameOf(id, key, current); };
     model_->setNamer(namer_);
+    treeModel_ = new LockTreeModel(this);
+    treeModel_->setNamer(namer_);
     charts_->setNamer(namer_);
     history_->setNamer(namer_);
 
@@ -84,6 +87,7 @@ void ServerSession::connectTo(const QString& conninfo, const QString& password, 
     contextLocks_.reset();  // what this server's database derives
     model_->clear();
     model_->setStale(false);
+    treeModel_->clear();
     lastPollTime_.clear();
     dropChartQueue();
     charts_->clear();
@@ -137,6 +141,7 @@ void ServerSession::onResult(const PollResultPtr& result) {
     // from the same result.
     feeder_->feedResult(result);
     claims_->onPoll(*result->snapshot);
+    treeModel_->setResult(result);  // small: the sessions on chains, built on the poll thread
     // The charts take the result in a later event-loop turn, not in this one: the first poll of
     // 10,000 locks would otherwise be one block of locks model + 10,000 timeline lanes, and every
     // later poll would add the charts' merge to the model's. Every result reaches them, in order

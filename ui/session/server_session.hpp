@@ -35,6 +35,7 @@ class ClaimsTracker;
 class CatalogNameCache;
 class LockController;
 class LocksModel;
+class LockTreeModel;
 class MetricsModel;
 class MetricsScraper;
 class ReadOnlySwitch;
@@ -77,6 +78,7 @@ public:
 
     Poller& poller() { return poller_; }
     LocksModel& locksModel() { return *model_; }
+    LockTreeModel& lockTreeModel() { return *treeModel_; }
     StagedSnapshotFeeder& locksFeeder() { return *feeder_; }
     charts::ChartModels& chartModels() { return *charts_; }
     history::HistoryRecorder& historyRecorder() { return *history_; }
@@ -114,6 +116,7 @@ private:
     LockController* locks_;
     BackendActions* backends_;
     LocksModel* model_;
+    LockTreeModel* treeModel_;  // root blockers and the sessions behind them
     StagedSnapshotFeeder* feeder_;  // every result reaches model_ through it (big ones in steps)
     charts::ChartModels* charts_;
     history::HistoryRecorder* history_;

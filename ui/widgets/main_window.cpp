@@ -41,6 +41,7 @@
 #include "stores/name_import.hpp"
 #include "widgets/catalog_panel.hpp"
 #include "widgets/connection_dialog.hpp"
+#include "widgets/lock_tree_panel.hpp"
 #include "widgets/locks_view_layout.hpp"
 #include "widgets/my_locks_panel.hpp"
 #include "widgets/name_input.hpp"
@@ -121,6 +122,9 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     locksColumn->addWidget(summary_);
     locksColumn->addWidget(split, 1);
     mainTabs_->addTab(locksPage, tr("Locks"));
+    // The lock tree beside the flat list: root blockers first, chains across lock types.
+    treePanel_ = new LockTreePanel(server_->lockTreeModel(), this);
+    mainTabs_->addTab(treePanel_, tr("Tree"));
     mainTabs_->addTab(charts_, tr("Charts"));
     historyPanel_ = new history::HistoryPanel(&server_->historyRecorder(), this);
     mainTabs_->addTab(historyPanel_, tr("History"));
@@ -133,6 +137,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
 
     buildActions();
     buildStatusBar();
+    statusBar()->addWidget(treePanel_->worstRootLabel());  // "Worst root: PID … blocks N sessions via …"
     buildKeyboard();
     applySettings(AppSettings::load());
     interval_->setValue(settings_.pollIntervalSeconds);
@@ -225,7 +230,7 @@ void MainWindow::connectTo(const QString& conninfo, const QString& password, con
 }
 
 QStringList MainWindow::tabNames() {
-    return {QStringLiteral("locks"),   QStringLiteral("timeline"), QStringLiteral("histogram"),
+    return {QStringLiteral("locks"),   QStringLiteral("tree"), QStringLiteral("timeline"), QStringLiteral("histogram"),
             QStringLiteral("history"), QStringLiteral("metrics"),  QStringLiteral("session"),
             QStringLiteral("mylocks"), QStringLiteral("resolver"), QStringLiteral("catalog")};
 }
@@ -236,6 +241,10 @@ bool MainWindow::showTab(const QString& name) {
     if (name == QLatin1String("timeline") || name == QLatin1String("histogram")) {
         mainTabs_->setCurrentWidget(charts_);
         charts_->tabs()->setCurrentIndex(name == QLatin1String("timeline") ? 0 : 1);
+        return true;
+    }
+    if (name == QLatin1String("tree")) {
+        mainTabs_->setCurrentWidget(treePanel_);
         return true;
     }
     if (name == QLatin1String("history")) {

@@ -55,6 +55,7 @@ class MyLocksPanel;
 class ReadOnlySwitch;
 class LocksFilterProxy;
 class LocksModel;
+class LockTreePanel;
 class ResolverPanel;
 class SessionPanel;
 class SummaryStrip;
@@ -149,6 +150,7 @@ private:
     QTabWidget* tabs_;      // the side panels beside the locks view
     charts::ChartsPanel* charts_;
     MetricsPanel* metricsPanel_;
+    LockTreePanel* treePanel_;  // the Tree tab, beside Locks
     history::HistoryPanel* historyPanel_;
     SessionPanel* session_;
     SummaryStrip* summary_;

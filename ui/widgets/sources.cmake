@@ -10,7 +10,8 @@ list(APPEND LOCKSCOPE_WIDGETS_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/resolver_panel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/session_panel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_panel.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/name_input.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/name_input.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/lock_tree_panel.cpp)
 # Operator actions: the take-lock dialog and the "My locks" panel (they talk to ui/actions).
 list(APPEND LOCKSCOPE_WIDGETS_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/main_window_actions.cpp

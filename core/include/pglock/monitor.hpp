@@ -81,6 +81,24 @@ struct LockEntry {
     std::optional<HolderName> holder_name;
 };
 
+// What a session on a blocking chain waits for when that is not an advisory lock: its ungranted
+// pg_locks row (a row, a relation, a transaction, ...). Fetched only for sessions on a chain of
+// an advisory lock (see poll()), never for the whole server.
+struct OtherWait {
+    int pid = 0;
+    std::string locktype;   // pg_locks.locktype: relation, tuple, transactionid, virtualxid, ...
+    std::string mode;       // pg_locks.mode, e.g. ShareLock, RowExclusiveLock
+    std::string relation;   // schema-qualified ("public.invoices"), "" when the lock has none
+    std::optional<std::int64_t> page, tuple;
+    std::string transactionid, virtualxid;
+    std::optional<double> wait_start;  // epoch seconds (PostgreSQL 14+)
+    std::vector<int> blocked_by;       // pg_blocking_pids(pid)
+    std::string description;           // readable: "row (0,3) of public.invoices", "transaction 1234"
+};
+
+// "row (0,3) of public.invoices", "transaction 1234", "relation public.jobs", ...
+std::string describe_other_wait(const OtherWait& wait);
+
 struct Snapshot {
     int server_version = 0;     // PQserverVersion, e.g. 150018
     bool in_recovery = false;   // a standby at this poll (pg_is_in_recovery()): its advisory locks are local to it
@@ -92,7 +110,11 @@ struct Snapshot {
     double server_now = 0;      // epoch seconds, from the server's clock at the poll
     double latency_ms = 0;      // the poll's round trip, measured by the client
     std::vector<LockEntry> locks;           // sorted by form, then signed key (or pair)
-    std::map<int, Backend> backends;        // every pid named in `locks`
+    std::map<int, Backend> backends;        // every pid named in `locks` or `other_waits`
+    // The sessions on a chain that wait on a lock other than an advisory lock, and the sessions
+    // that block them, up to the root blocker (sorted by pid). Empty when no advisory holder or
+    // waiter waits on such a lock, which then costs no second statement.
+    std::vector<OtherWait> other_waits;
 };
 
 // The identity of a lock in a snapshot: its form plus its pg_locks tag.
@@ -110,6 +132,12 @@ inline LockId id_of(const LockEntry& e) { return {e.form, e.tag}; }
 
 // The poll's SQL for a server version (waitstart exists from PostgreSQL 14 on).
 std::string poll_query(int server_version);
+
+// The second statement of a poll, run only when a session of the first waits on a lock other
+// than an advisory lock: from the pids $1 (int4[]), the sessions that block them, recursively (a
+// pid once: a cycle ends), each with its pg_stat_activity row, its ungranted pg_locks row (none
+// for a root) and pg_blocking_pids() for those waiting on a lock.
+std::string chain_query(int server_version);
 
 // Fills every bigint lock's holder_name from its holders' application_name: a complete name that
 // hashes to the key is verified; otherwise a cut name of a holder whose complete names do not

@@ -14,6 +14,7 @@
 #include "pglock/key_schemes.hpp"
 #include "pglock/lock.hpp"
 #include "pglock/monitor.hpp"
+#include "pglock/lock_tree.hpp"
 #include "pglock/observe.hpp"
 #include "pglock/pool.hpp"
 #include "pglock/resolve.hpp"
