@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QClipboard>
 #include <QDateTime>
 #include <QDoubleSpinBox>
@@ -12,6 +13,7 @@
 #include <QMessageBox>
 #include <QScopeGuard>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolBar>
@@ -22,6 +24,8 @@
 #include "actions/lock_controller.hpp"
 #include "actions/read_only_switch.hpp"
 #include "charts/charts_panel.hpp"
+#include "fleet/fleet_model.hpp"
+#include "fleet/fleet_panel.hpp"
 #include "history/history_panel.hpp"
 #include "history/history_recorder.hpp"
 #include "metrics/metrics_model.hpp"
@@ -58,9 +62,9 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     // back as snapshots, which the name cache answers from.
     catalogService_ = new CatalogService(catalog_, this);
     names_ = new CatalogNameCache(this);
-    // The server this window shows: its poller, models and controllers (one session today).
-    server_ = new ServerSession(*names_, this);
-    sessions_ << server_;
+    fleet_ = new FleetModel(this);
+    // The server this window shows first: its poller, models and controllers. openServer() adds more.
+    server_ = addSession();
     readOnly_ = &server_->readOnlySwitch();
     locks_ = &server_->lockController();
     backends_ = &server_->backendActions();
@@ -90,9 +94,19 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     resolver_ = new ResolverPanel(this);
     resolver_->setNamesForKey([this](qint64 key) { return catalogNames(key); });
     catalogPanel_ = new CatalogPanel(*catalogService_, this);
-    myLocks_ = new MyLocksPanel(*locks_, *readOnly_, this);
+    // The per-server panels sit in stacks: switching servers shows another panel of each stack.
+    chartsStack_ = new QStackedWidget(this);
+    historyStack_ = new QStackedWidget(this);
+    metricsStack_ = new QStackedWidget(this);
+    myLocksStack_ = new QStackedWidget(this);
+    myLocksStack_->setObjectName(QStringLiteral("myLocksStack"));
+    const SessionViews& first = viewsOf(server_);
+    myLocks_ = first.myLocks;
+    charts_ = first.charts;
+    historyPanel_ = first.history;
+    metricsPanel_ = first.metrics;
     addSidePanel(*tabs_, session_, tr("Session"));
-    addSidePanel(*tabs_, myLocks_, tr("My locks"));
+    addSidePanel(*tabs_, myLocksStack_, tr("My locks"));
     addSidePanel(*tabs_, resolver_, tr("Resolver"));
     addSidePanel(*tabs_, catalogPanel_, tr("Catalog"));
 
@@ -101,7 +115,6 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     split->addWidget(tabs_);
     split->setObjectName(QStringLiteral("locksSplitter"));
     setUpSidePanelSplitter(*split, QStringLiteral("mainWindow/sidePanel"));
-    charts_ = new charts::ChartsPanel(server_->chartModels(), this);
     mainTabs_ = new QTabWidget(this);
     mainTabs_->setObjectName(QStringLiteral("mainTabs"));
     mainTabs_->setDocumentMode(true);
@@ -119,13 +132,15 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     locksColumn->addWidget(summary_);
     locksColumn->addWidget(split, 1);
     mainTabs_->addTab(locksPage, tr("Locks"));
-    mainTabs_->addTab(charts_, tr("Charts"));
-    historyPanel_ = new history::HistoryPanel(&server_->historyRecorder(), this);
-    mainTabs_->addTab(historyPanel_, tr("History"));
-    connect(&server_->historyRecorder(), &history::HistoryRecorder::failed, this,
-            [this](const QString& message) { statusBar()->showMessage(tr("History: %1").arg(message), 10000); });
-    metricsPanel_ = new MetricsPanel(&server_->metricsScraper(), &server_->metricsModel(), this);
-    mainTabs_->addTab(metricsPanel_, tr("App metrics"));
+    mainTabs_->addTab(chartsStack_, tr("Charts"));
+    mainTabs_->addTab(historyStack_, tr("History"));
+    mainTabs_->addTab(metricsStack_, tr("App metrics"));
+    fleetPanel_ = new FleetPanel(*fleet_, this);
+    mainTabs_->addTab(fleetPanel_, tr("Fleet"));
+    connect(fleetPanel_, &FleetPanel::serverActivated, this, [this](ServerSession* session) {
+        setCurrentSession(session);
+        mainTabs_->setCurrentIndex(0);
+    });
     setCentralWidget(mainTabs_);
 
     buildActions();
@@ -134,9 +149,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     applySettings(AppSettings::load());
     interval_->setValue(settings_.pollIntervalSeconds);
 
-    connect(server_, &ServerSession::resultArrived, this, &MainWindow::onResult);
-    connect(server_, &ServerSession::stateChanged, this, &MainWindow::onState);
-    connect(server_, &ServerSession::cleared, summary_, &SummaryStrip::clear);
+    bindCurrentSession();
     connect(view_->selectionModel(), &QItemSelectionModel::currentChanged, this, &MainWindow::onSelection);
     connect(view_, &QTreeView::customContextMenuRequested, this, &MainWindow::showContextMenu);
     connect(catalogService_, &CatalogService::snapshotChanged, this, [this](const CatalogSnapshotPtr& snapshot) {
@@ -162,7 +175,10 @@ void MainWindow::buildActions() {
     buildOperatorActions(bar);
     pause_ = bar->addAction(tr("Pause"));
     pause_->setCheckable(true);
-    connect(pause_, &QAction::toggled, this, [this](bool paused) { server_->poller().setPaused(paused); });
+    // Pause and the interval are the window's: every server's poller follows them.
+    connect(pause_, &QAction::toggled, this, [this](bool paused) {
+        for (ServerSession* session : sessions_) session->poller().setPaused(paused);
+    });
     bar->addSeparator();
     bar->addWidget(new QLabel(tr(" Poll every "), this));
     interval_ = new QDoubleSpinBox(this);
@@ -173,10 +189,20 @@ void MainWindow::buildActions() {
     interval_->setSuffix(tr(" s"));
     interval_->setValue(1.0);
     connect(interval_, &QDoubleSpinBox::valueChanged, this, [this](double seconds) {
-        server_->poller().setInterval(std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0)));
+        for (ServerSession* session : sessions_)
+            session->poller().setInterval(std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0)));
     });
     bar->addWidget(interval_);
     bar->addSeparator();
+    serverPicker_ = new QComboBox(this);
+    serverPicker_->setObjectName(QStringLiteral("serverPicker"));
+    serverPicker_->setToolTip(tr("The server the Locks, Charts, History and App metrics tabs show"));
+    serverPicker_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    connect(serverPicker_, &QComboBox::activated, this, [this](int index) {
+        if (index >= 0 && index < sessions_.size()) setCurrentSession(sessions_.at(index));
+    });
+    serverPickerAction_ = bar->addWidget(serverPicker_);
+    serverPickerAction_->setVisible(false);
     filter_ = new QLineEdit(this);
     filter_->setObjectName(QStringLiteral("locksFilter"));
     filter_->setPlaceholderText(tr("Filter: name, key, pid, application"));
@@ -219,34 +245,39 @@ void MainWindow::connectTo(const QString& conninfo, const QString& password, con
                            const QList<QUrl>& metricsUrls) {
     server_->connectTo(conninfo, password, label, readOnly, metricsUrls);
     setWindowTitle(tr("lockscope — %1").arg(server_->label()));
+    refreshServerPicker();
 }
 
 QStringList MainWindow::tabNames() {
     return {QStringLiteral("locks"),   QStringLiteral("timeline"), QStringLiteral("histogram"),
             QStringLiteral("history"), QStringLiteral("metrics"),  QStringLiteral("session"),
-            QStringLiteral("mylocks"), QStringLiteral("resolver"), QStringLiteral("catalog")};
+            QStringLiteral("mylocks"), QStringLiteral("resolver"), QStringLiteral("catalog"), QStringLiteral("fleet")};
 }
 
 bool MainWindow::showTab(const QString& name) {
     if (!tabNames().contains(name)) return false;
     mainTabs_->setCurrentIndex(0);
     if (name == QLatin1String("timeline") || name == QLatin1String("histogram")) {
-        mainTabs_->setCurrentWidget(charts_);
+        mainTabs_->setCurrentWidget(chartsStack_);
         charts_->tabs()->setCurrentIndex(name == QLatin1String("timeline") ? 0 : 1);
         return true;
     }
     if (name == QLatin1String("history")) {
-        mainTabs_->setCurrentWidget(historyPanel_);
+        mainTabs_->setCurrentWidget(historyStack_);
         return true;
     }
     if (name == QLatin1String("metrics")) {
-        mainTabs_->setCurrentWidget(metricsPanel_);
+        mainTabs_->setCurrentWidget(metricsStack_);
+        return true;
+    }
+    if (name == QLatin1String("fleet")) {
+        mainTabs_->setCurrentWidget(fleetPanel_);
         return true;
     }
     if (name == QLatin1String("locks")) return true;
     if (name == QLatin1String("resolver")) showSidePanel(*tabs_, resolver_);
     else if (name == QLatin1String("catalog")) showSidePanel(*tabs_, catalogPanel_);
-    else if (name == QLatin1String("mylocks")) showSidePanel(*tabs_, myLocks_);
+    else if (name == QLatin1String("mylocks")) showSidePanel(*tabs_, myLocksStack_);
     else showSidePanel(*tabs_, session_);
     return true;
 }

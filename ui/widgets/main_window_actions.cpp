@@ -6,6 +6,8 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QProgressDialog>
+#include <QSignalBlocker>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
@@ -40,29 +42,36 @@ void MainWindow::buildOperatorActions(QToolBar* bar) {
     readOnlyAction_->setObjectName(QStringLiteral("readOnlyAction"));
     readOnlyAction_->setCheckable(true);
     readOnlyAction_->setToolTip(tr("No action that changes the server: taking, releasing, canceling and terminating are off"));
-    connect(readOnlyAction_, &QAction::toggled, readOnly_, &ReadOnlySwitch::set);
-    connect(readOnly_, &ReadOnlySwitch::changed, this, [this, take](bool on) {
-        readOnlyAction_->setChecked(on);
-        take->setEnabled(!on);
-        statusBar()->showMessage(on ? tr("Read-only mode on") : tr("Read-only mode off: actions can change the server"), 5000);
-    });
-
-    connect(locks_, &LockController::ownPidsChanged, this, [this] {
-        model_->setOwnPids(locks_->ownPids());
-        model_->refreshNames();  // a lock taken here names its key even when not catalogued
-    });
-    connect(myLocks_, &MyLocksPanel::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+    // Read-only is each server's: the action shows and sets the current session's switch (the
+    // connections to the switch itself are made in bindOperatorActions).
+    connect(readOnlyAction_, &QAction::toggled, this, [this](bool on) { readOnly_->set(on); });
     connect(catalogPanel_, &CatalogPanel::takeLockRequested, this, &MainWindow::takeLock);
     connect(resolver_, &ResolverPanel::takeLockRequested, this, &MainWindow::takeLock);
-    connect(backends_, &BackendActions::finished, this,
-            [this](int, BackendActions::Kind kind, bool ok, const QString& message) {
-                if (ok) {
-                    statusBar()->showMessage(message, 8000);
-                } else {
-                    showPlainMessage(this, QMessageBox::Warning,
-                                     kind == BackendActions::Kind::Terminate ? tr("Terminate session") : tr("Cancel query"), message);
-                }
-            });
+}
+
+void MainWindow::bindOperatorActions() {
+    auto* take = findChild<QAction*>(QStringLiteral("takeLockAction"));
+    const auto showReadOnly = [this, take](bool on) {
+        const QSignalBlocker quiet(readOnlyAction_);
+        readOnlyAction_->setChecked(on);
+        take->setEnabled(!on);
+    };
+    showReadOnly(readOnly_->on());
+    bound_ << connect(readOnly_, &ReadOnlySwitch::changed, this, [this, showReadOnly](bool on) {
+        showReadOnly(on);
+        statusBar()->showMessage(on ? tr("Read-only mode on") : tr("Read-only mode off: actions can change the server"), 5000);
+    });
+    bound_ << connect(myLocks_, &MyLocksPanel::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+    bound_ << connect(backends_, &BackendActions::finished, this,
+                      [this](int, BackendActions::Kind kind, bool ok, const QString& message) {
+                          if (ok) {
+                              statusBar()->showMessage(message, 8000);
+                          } else {
+                              showPlainMessage(this, QMessageBox::Warning,
+                                               kind == BackendActions::Kind::Terminate ? tr("Terminate session") : tr("Cancel query"),
+                                               message);
+                          }
+                      });
 }
 
 void MainWindow::takeLock(const QByteArray& name) {
@@ -70,7 +79,7 @@ void MainWindow::takeLock(const QByteArray& name) {
         statusBar()->showMessage(tr("Read-only mode: turn it off to take a lock."), 8000);
         return;
     }
-    showSidePanel(*tabs_, myLocks_);
+    showSidePanel(*tabs_, myLocksStack_);
     myLocks_->takeLock(name);
 }
 

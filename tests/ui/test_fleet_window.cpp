@@ -1,0 +1,124 @@
+// The window over several servers, offscreen against the test server: two sessions on two
+// databases, each with a lock of its own. The Fleet tab lists both; the locks view shows the
+// current server's locks only, and a double-click (activation) on the other server's Fleet row
+// re-binds the views to it: its lock shows, the first one's is gone, the title says which server,
+// and the Read-only action shows that server's own switch.
+#include <libpq-fe.h>
+
+#include <QAction>
+#include <QApplication>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTreeView>
+#include <QtTest>
+
+#include <string>
+
+#include "actions/read_only_switch.hpp"
+#include "fleet/fleet_model.hpp"
+#include "fleet/fleet_panel.hpp"
+#include "models/locks_model.hpp"
+#include "pg_conn.hpp"
+#include "pg_test_env.hpp"
+#include "stores/catalog_store.hpp"
+#include "widgets/main_window.hpp"
+
+namespace {
+
+using Conn = pglock::test::PgConn;
+
+bool shows(QTreeView& view, qint64 key) {
+    QAbstractItemModel* m = view.model();
+    for (int row = 0; row < m->rowCount(); ++row)
+        if (m->index(row, lockscope::LocksModel::Key).data(lockscope::LocksModel::KeyRole).toLongLong() == key) return true;
+    return false;
+}
+
+}  // namespace
+
+class TestFleetWindow : public QObject {
+    Q_OBJECT
+    std::string dsn_;
+    std::string db_;
+    QTemporaryDir dir_;
+
+private slots:
+    void initTestCase() {
+        auto dsn = pglock::test::test_dsn();
+        QVERIFY2(dsn.has_value(), "no test server");
+        dsn_ = *dsn;
+        QVERIFY2(dsn_.find('=') != std::string::npos, "needs a keyword=value DSN to name a second database");
+        QStandardPaths::setTestModeEnabled(true);
+        db_ = "pglock_fleetwin_" + std::to_string(QCoreApplication::applicationPid());
+        Conn admin(dsn_);
+        QVERIFY(admin.ok());
+        PQclear(PQexec(admin.c, ("DROP DATABASE IF EXISTS " + db_).c_str()));
+        PGresult* r = PQexec(admin.c, ("CREATE DATABASE " + db_).c_str());
+        const bool created = PQresultStatus(r) == PGRES_COMMAND_OK;
+        PQclear(r);
+        QVERIFY2(created, PQerrorMessage(admin.c));
+    }
+
+    void cleanupTestCase() {
+        if (db_.empty()) return;
+        Conn admin(dsn_);
+        PQclear(PQexec(admin.c, ("DROP DATABASE IF EXISTS " + db_ + " WITH (FORCE)").c_str()));
+    }
+
+    void the_views_follow_the_server_picked_in_the_fleet_tab() {
+        const std::string other = dsn_ + " dbname=" + db_;
+        const qint64 keyA = 918273645001, keyB = 918273645002;
+        Conn holderA(dsn_), holderB(other);
+        QVERIFY(holderA.ok() && holderB.ok());
+        holderA.one("SELECT pg_advisory_lock(" + std::to_string(keyA) + ")");
+        holderB.one("SELECT pg_advisory_lock(" + std::to_string(keyB) + ")");
+
+        lockscope::CatalogStore catalog(dir_.filePath(QStringLiteral("catalog.sqlite")));
+        lockscope::MainWindow window(catalog);
+        window.show();
+        lockscope::ServerSession& a = window.openServer(QString::fromStdString(dsn_), {}, QStringLiteral("first"));
+        lockscope::ServerSession& b = window.openServer(QString::fromStdString(other), {}, QStringLiteral("second"), /*readOnly=*/true);
+        QCOMPARE(window.sessions().size(), 2);
+        QCOMPARE(&window.currentSession(), &a);  // the first server is the one shown
+        for (lockscope::ServerSession* s : window.sessions()) s->poller().setInterval(std::chrono::milliseconds(250));
+
+        QTreeView& locks = window.locksView();
+        QTRY_VERIFY_WITH_TIMEOUT(shows(locks, keyA), 10000);
+        QVERIFY2(!shows(locks, keyB), "the first server's view shows the second server's lock");
+        QVERIFY(window.showTab(QStringLiteral("fleet")));
+        lockscope::FleetModel& fleet = window.fleetModel();
+        QCOMPARE(fleet.rowCount(), 2);
+        QTRY_VERIFY_WITH_TIMEOUT(fleet.state(fleet.rowOf(&a)) == lockscope::FleetModel::ServerState::primary &&
+                                     fleet.state(fleet.rowOf(&b)) == lockscope::FleetModel::ServerState::primary,
+                                 10000);
+        auto* readOnly = window.findChild<QAction*>(QStringLiteral("readOnlyAction"));
+        QVERIFY(readOnly);
+        QVERIFY(!readOnly->isChecked());
+
+        // Activate the second server's row, as a double-click does.
+        QTableView& table = window.fleetPanel().view();
+        const auto* proxy = qobject_cast<const QSortFilterProxyModel*>(table.model());
+        QVERIFY(proxy);
+        const QModelIndex rowB = proxy->mapFromSource(fleet.index(fleet.rowOf(&b), lockscope::FleetModel::Server));
+        emit table.activated(rowB);
+        QCOMPARE(&window.currentSession(), &b);
+        QVERIFY2(window.windowTitle().contains(QStringLiteral("second")), qPrintable(window.windowTitle()));
+        QTRY_VERIFY_WITH_TIMEOUT(shows(locks, keyB), 10000);
+        QVERIFY2(!shows(locks, keyA), "after the switch the view still shows the first server's lock");
+        QVERIFY2(readOnly->isChecked(), "the Read-only action does not show the second server's own switch");
+
+        // Read-only stays each server's: turned off here, the first server is untouched.
+        readOnly->trigger();
+        QVERIFY(!b.readOnlySwitch().on());
+        b.readOnlySwitch().set(true);
+        window.setCurrentSession(&a);
+        QVERIFY(!readOnly->isChecked());
+        QVERIFY(b.readOnlySwitch().on());
+        QTRY_VERIFY_WITH_TIMEOUT(shows(locks, keyA) && !shows(locks, keyB), 10000);
+    }
+};
+
+QTEST_MAIN(TestFleetWindow)
+#include "test_fleet_window.moc"
