@@ -6,6 +6,7 @@
 #include <libpq-fe.h>
 
 #include <QAction>
+#include <QListWidget>
 #include <QApplication>
 #include <QSortFilterProxyModel>
 #include <QStandardPaths>
@@ -23,6 +24,8 @@
 #include "pg_conn.hpp"
 #include "pg_test_env.hpp"
 #include "stores/catalog_store.hpp"
+#include "stores/profile_store.hpp"
+#include "widgets/connection_dialog.hpp"
 #include "widgets/main_window.hpp"
 
 namespace {
@@ -117,6 +120,28 @@ private slots:
         QVERIFY(!readOnly->isChecked());
         QVERIFY(b.readOnlySwitch().on());
         QTRY_VERIFY_WITH_TIMEOUT(shows(locks, keyA) && !shows(locks, keyB), 10000);
+    }
+
+    // The connection dialog lists the saved profiles with checkboxes: the checked ones (but the
+    // one being connected) are opened as servers of their own.
+    void the_connection_dialog_opens_the_checked_profiles_too() {
+        lockscope::ProfileStore store(dir_.filePath(QStringLiteral("profiles.ini")));
+        for (const char* name : {"orders-eu", "billing", "inventory"}) {
+            lockscope::ConnectionProfile p;
+            p.name = QString::fromLatin1(name);
+            p.conninfo = QStringLiteral("host=127.0.0.1 dbname=%1").arg(p.name);
+            store.save(p);
+        }
+        lockscope::ConnectionDialog dialog(store);
+        auto* list = dialog.findChild<QListWidget*>(QStringLiteral("alsoOpenProfiles"));
+        QVERIFY(list);
+        QCOMPARE(list->count(), 3);
+        QVERIFY(dialog.alsoOpen().isEmpty());
+        for (int i = 0; i < list->count(); ++i)
+            if (list->item(i)->text() != QStringLiteral("billing")) list->item(i)->setCheckState(Qt::Checked);
+        QStringList chosen = dialog.alsoOpen();
+        chosen.sort();
+        QCOMPARE(chosen, (QStringList{QStringLiteral("inventory"), QStringLiteral("orders-eu")}));
     }
 };
 

@@ -239,6 +239,13 @@ void MainWindow::openConnectionDialog() {
     QList<QUrl> urls;
     for (const QString& url : p.metricsUrls) urls << QUrl(url);
     connectTo(p.toConninfo(), dialog.password(), p.name, p.readOnly, urls);
+    for (const QString& name : dialog.alsoOpen()) {
+        const ConnectionProfile other = profiles_.load(name);
+        QList<QUrl> otherUrls;
+        for (const QString& url : other.metricsUrls) otherUrls << QUrl(url);
+        openServer(other.toConninfo(), {}, other.name, other.readOnly, otherUrls);
+    }
+    if (!dialog.alsoOpen().isEmpty()) showTab(QStringLiteral("fleet"));
 }
 
 void MainWindow::connectTo(const QString& conninfo, const QString& password, const QString& label, bool readOnly,
