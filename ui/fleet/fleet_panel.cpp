@@ -84,9 +84,15 @@ FleetPanel::FleetPanel(FleetModel& model, QWidget* parent) : QWidget(parent), mo
     QHeaderView* header = view_->horizontalHeader();
     header->setSectionResizeMode(QHeaderView::ResizeToContents);
     header->setStretchLastSection(false);
+    // Labels and socket paths can be long: they get a fixed share and are elided in the middle.
+    const int em = fontMetrics().horizontalAdvance(QLatin1Char('M'));
+    header->setSectionResizeMode(FleetModel::Server, QHeaderView::Interactive);
+    view_->setColumnWidth(FleetModel::Server, 20 * em);
+    header->setSectionResizeMode(FleetModel::Address, QHeaderView::Interactive);
+    view_->setColumnWidth(FleetModel::Address, 12 * em);
     header->setSectionResizeMode(FleetModel::LongestWait, QHeaderView::Stretch);
     header->setSectionResizeMode(FleetModel::Trend, QHeaderView::Fixed);
-    view_->setColumnWidth(FleetModel::Trend, 18 * fontMetrics().horizontalAdvance(QLatin1Char('M')));
+    view_->setColumnWidth(FleetModel::Trend, 16 * em);
     view_->setAccessibleName(tr("Fleet"));
     view_->setAccessibleDescription(tr("Every server this window watches, the worst first"));
     sortWorstFirst();
