@@ -266,6 +266,9 @@ int main(int argc, char** argv) {
         options.duration = std::chrono::milliseconds(static_cast<long long>(cli.value(benchSeconds).toDouble() * 1000.0));
         options.pollInterval = std::chrono::milliseconds(std::max(1, cli.value(benchInterval).toInt()));
         if (cli.isSet(benchPolls)) options.maxPolls = cli.value(benchPolls).toULongLong();
+        // With several servers (--dsn repeated) every one polls at the benchmark's interval; the
+        // poll counts printed are the current server's.
+        for (lockscope::ServerSession* session : window.sessions()) session->poller().setBenchmarkInterval(options.pollInterval);
         bench = std::make_unique<lockscope::BenchMode>(window.currentSession(), options);
         bench->start();
     }
