@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
                                   QStringLiteral("Open the Take lock dialog for NAME once the window is up, as Take lock… does."),
                                   QStringLiteral("NAME"));
     QCommandLineOption tab(QStringLiteral("tab"),
-                           QStringLiteral("Open on this tab: locks, timeline, histogram, history or metrics, or the side tab session, "
+                           QStringLiteral("Open on this tab: locks, timeline, histogram, history, metrics or fleet, or the side tab session, "
                                           "mylocks, resolver or catalog."),
                            QStringLiteral("TAB"));
     QCommandLineOption metrics(QStringLiteral("metrics"),
