@@ -156,7 +156,7 @@ private:
     void bindOperatorActions();  // to the current session's switch, controllers and panel
     void addBackendActions(QMenu& menu, const QModelIndex& index);
     void confirmBackendAction(int pid, bool terminate);
-    bool releaseBeforeLeaving(const QString& why);
+    bool releaseBeforeLeaving(const QString& why, bool everyServer = false);
     bool isTransactionLock(quint64 id) const;
     QStringList catalogNames(qint64 key) const;
 

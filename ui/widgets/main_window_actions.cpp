@@ -151,10 +151,22 @@ void MainWindow::confirmBackendAction(int pid, bool terminate) {
     if (!outcome) showPlainMessage(this, QMessageBox::Information, title, outcome.refusal);
 }
 
-bool MainWindow::releaseBeforeLeaving(const QString& why) {
-    const int active = locks_->activeCount();
+bool MainWindow::releaseBeforeLeaving(const QString& why, bool everyServer) {
+    // Connecting elsewhere replaces the current server only; quitting lets go on every server.
+    QList<LockController*> controllers;
+    if (everyServer) {
+        for (ServerSession* session : std::as_const(sessions_)) controllers << &session->lockController();
+    } else {
+        controllers << locks_;
+    }
+    const auto count = [&controllers](int (LockController::*what)() const) {
+        int n = 0;
+        for (const LockController* c : controllers) n += (c->*what)();
+        return n;
+    };
+    const int active = count(&LockController::activeCount);
     if (active == 0) return true;
-    const int held = locks_->holdingCount();
+    const int held = count(&LockController::holdingCount);
     const auto answer = QMessageBox::question(
         this, why,
         tr("This app holds %1 and waits for %2. %3 releases them and cancels the waits. Go on?")
@@ -167,15 +179,18 @@ bool MainWindow::releaseBeforeLeaving(const QString& why) {
     QProgressDialog progress(tr("Releasing %1…").arg(counted(active, tr("lock"), tr("locks"))), QString(), 0, 0, this);
     progress.setWindowModality(Qt::WindowModal);
     progress.setMinimumDuration(300);
-    connect(locks_, &LockController::allSettled, &progress, &QProgressDialog::accept);
+    for (LockController* c : controllers)
+        connect(c, &LockController::allSettled, &progress, [&progress, count] {
+            if (count(&LockController::activeCount) == 0) progress.accept();
+        });
     QTimer::singleShot(kReleaseWaitMs, &progress, &QProgressDialog::accept);
-    locks_->releaseAll();
-    if (locks_->activeCount() > 0) progress.exec();
+    for (LockController* c : controllers) c->releaseAll();
+    if (count(&LockController::activeCount) > 0) progress.exec();
     return true;
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    if (!leaving_ && !releaseBeforeLeaving(tr("Quitting"))) {
+    if (!leaving_ && !releaseBeforeLeaving(tr("Quitting"), /*everyServer=*/true)) {
         event->ignore();
         return;
     }
