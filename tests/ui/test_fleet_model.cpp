@@ -92,26 +92,31 @@ private slots:
         dsn_ = *dsn;
         QVERIFY2(dsn_.find('=') != std::string::npos, "needs a keyword=value DSN to name a second database");
         QStandardPaths::setTestModeEnabled(true);  // the history files go to a scratch place
+        // Two databases of their own: other tests' locks on the shared server never show in them.
         db_ = "pglock_fleet_" + std::to_string(QCoreApplication::applicationPid());
         Conn admin(dsn_);
         QVERIFY(admin.ok());
-        PQclear(PQexec(admin.c, ("DROP DATABASE IF EXISTS " + db_).c_str()));
-        PGresult* r = PQexec(admin.c, ("CREATE DATABASE " + db_).c_str());
-        const bool created = PQresultStatus(r) == PGRES_COMMAND_OK;
-        PQclear(r);
-        QVERIFY2(created, PQerrorMessage(admin.c));
+        for (const std::string& db : {db_ + "_a", db_ + "_b"}) {
+            PQclear(PQexec(admin.c, ("DROP DATABASE IF EXISTS " + db).c_str()));
+            PGresult* r = PQexec(admin.c, ("CREATE DATABASE " + db).c_str());
+            const bool created = PQresultStatus(r) == PGRES_COMMAND_OK;
+            PQclear(r);
+            QVERIFY2(created, PQerrorMessage(admin.c));
+        }
     }
 
     void cleanupTestCase() {
         if (db_.empty()) return;
         Conn admin(dsn_);
-        PQclear(PQexec(admin.c, ("DROP DATABASE IF EXISTS " + db_ + " WITH (FORCE)").c_str()));
+        for (const std::string& db : {db_ + "_a", db_ + "_b"})
+            PQclear(PQexec(admin.c, ("DROP DATABASE IF EXISTS " + db + " WITH (FORCE)").c_str()));
     }
 
     void an_unreachable_server_retries_while_the_others_keep_polling() {
         Fleet f;
-        auto& a = f.open(dsn_, QStringLiteral("a-main"));
-        auto& b = f.open(dsn_ + " dbname=" + db_, QStringLiteral("b-second"));
+        const std::string dsnA = dsn_ + " dbname=" + db_ + "_a";
+        auto& a = f.open(dsnA, QStringLiteral("a-first"));
+        auto& b = f.open(dsn_ + " dbname=" + db_ + "_b", QStringLiteral("b-second"));
         auto& down = f.open("host=127.0.0.1 port=" + std::to_string(closedPort()) + " dbname=postgres connect_timeout=2",
                             QStringLiteral("c-down"));
         QCOMPARE(f.model.rowCount(), 3);
@@ -121,10 +126,10 @@ private slots:
         const qint64 key = pglock::key_of(name);
         pglock::PoolOptions po;
         po.overrides = {{"application_name", "fleet-holder"}};
-        pglock::Pool pool(dsn_, po);
+        pglock::Pool pool(dsnA, po);
         pglock::Lock lock(pool, name);
         pglock::Guard guard = lock.acquire();
-        Conn waiter(dsn_);
+        Conn waiter(dsnA);
         QVERIFY(waiter.ok());
         QVERIFY(PQsendQuery(waiter.c, ("SELECT pg_advisory_lock(" + std::to_string(key) + ")").c_str()) == 1);
 
