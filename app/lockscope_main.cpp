@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "actions/lock_controller.hpp"
 #include "actions/read_only_switch.hpp"
@@ -21,6 +22,7 @@
 #include "pglock/conninfo_secrets.hpp"
 #include "screenshot.hpp"
 #include "stores/catalog_store.hpp"
+#include "stores/profile_store.hpp"
 #include "theme/app_palette.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/resolver_panel.hpp"
@@ -63,7 +65,12 @@ int main(int argc, char** argv) {
     cli.setApplicationDescription(QStringLiteral("Named PostgreSQL advisory locks: holders, waiters, names."));
     cli.addHelpOption();
     cli.addVersionOption();
-    QCommandLineOption dsn(QStringLiteral("dsn"), QStringLiteral("Connect at once (conninfo, URI or service=)."), QStringLiteral("DSN"));
+    QCommandLineOption dsn(QStringLiteral("dsn"), QStringLiteral("Connect at once (conninfo, URI or service=); repeatable: one server each, "
+                                                                   "all in the Fleet tab."), QStringLiteral("DSN"));
+    QCommandLineOption profile(QStringLiteral("profile"),
+                               QStringLiteral("Connect at once to this saved connection profile (repeatable; a production "
+                                              "profile opens read-only)."),
+                               QStringLiteral("NAME"));
     QCommandLineOption catalog(QStringLiteral("catalog"), QStringLiteral("The name catalog (SQLite) to use."), QStringLiteral("FILE"));
     QCommandLineOption importNames(QStringLiteral("import-names"),
                                    QStringLiteral("Import a text list of lock names into the catalog first."), QStringLiteral("FILE"));
@@ -81,7 +88,7 @@ int main(int argc, char** argv) {
                                   QStringLiteral("Open the Take lock dialog for NAME once the window is up, as Take lock… does."),
                                   QStringLiteral("NAME"));
     QCommandLineOption tab(QStringLiteral("tab"),
-                           QStringLiteral("Open on this tab: locks, tree, timeline, histogram, history or metrics, or the side tab session, "
+                           QStringLiteral("Open on this tab: locks, tree, timeline, histogram, history, metrics or fleet, or the side tab session, "
                                           "mylocks, resolver or catalog."),
                            QStringLiteral("TAB"));
     QCommandLineOption metrics(QStringLiteral("metrics"),
@@ -109,7 +116,7 @@ int main(int argc, char** argv) {
                                                    "catalog (a copy of --catalog, or of a cached one in the temp directory), type a "
                                                    "filter and delete it, import N/10 names, print event-loop stalls and quit."),
                                     QStringLiteral("N"));
-    cli.addOptions({dsn, catalog, importNames, screenshot, delay, select, windowSize, takeDialog, tab, resolve, readOnly, take, metrics, benchSeconds, benchInterval,
+    cli.addOptions({dsn, profile, catalog, importNames, screenshot, delay, select, windowSize, takeDialog, tab, resolve, readOnly, take, metrics, benchSeconds, benchInterval,
                     benchPolls, benchCatalog});
     cli.process(*app);
     if (qobject_cast<QApplication*>(app.get()) == nullptr) {
@@ -135,12 +142,24 @@ int main(int argc, char** argv) {
         }
         size = QSize(match.captured(1).toInt(), match.captured(2).toInt());
     }
-    if (cli.isSet(dsn)) {
+    for (const QString& each : cli.values(dsn)) {
         // A string libpq refuses to parse never connects: retrying it would repeat the error forever.
-        const std::string conninfo = cli.value(dsn).toStdString();
+        const std::string conninfo = each.toStdString();
         if (const auto why = pglock::conninfo_error(conninfo)) {
             std::fprintf(stderr, "lockscope: invalid --dsn: %s\n", pglock::redact_secrets(*why, conninfo).c_str());
             return 2;
+        }
+    }
+    std::vector<lockscope::ConnectionProfile> profiles;
+    {
+        const lockscope::ProfileStore saved;
+        for (const QString& name : cli.values(profile)) {
+            if (!saved.names().contains(name)) {
+                std::fprintf(stderr, "lockscope: --profile %s: no such profile (%s)\n", qPrintable(name),
+                             qPrintable(saved.names().join(QStringLiteral(", "))));
+                return 2;
+            }
+            profiles.push_back(saved.load(name));
         }
     }
 
@@ -202,8 +221,15 @@ int main(int argc, char** argv) {
         }
         endpoints << url;
     }
-    if (cli.isSet(dsn)) window.connectTo(cli.value(dsn), {}, {}, cli.isSet(readOnly), endpoints);
-    else window.readOnlySwitch().set(cli.isSet(readOnly));
+    // Each --dsn and --profile is a server of its own; the first one is the one the views show.
+    // --metrics and --read-only go with the --dsn servers (a profile has its own).
+    for (const QString& each : cli.values(dsn)) window.openServer(each, {}, {}, cli.isSet(readOnly), endpoints);
+    for (const lockscope::ConnectionProfile& p : profiles) {
+        QList<QUrl> urls;
+        for (const QString& url : p.metricsUrls) urls << QUrl(url);
+        window.openServer(p.toConninfo(), {}, p.name, p.readOnly || cli.isSet(readOnly), urls);
+    }
+    if (!cli.isSet(dsn) && profiles.empty()) window.readOnlySwitch().set(cli.isSet(readOnly));
     for (const QString& spec : cli.values(take)) {
         const qsizetype colon = spec.indexOf(QLatin1Char(':'));
         const QString mode = colon > 0 ? spec.left(colon) : QStringLiteral("try");
@@ -240,6 +266,9 @@ int main(int argc, char** argv) {
         options.duration = std::chrono::milliseconds(static_cast<long long>(cli.value(benchSeconds).toDouble() * 1000.0));
         options.pollInterval = std::chrono::milliseconds(std::max(1, cli.value(benchInterval).toInt()));
         if (cli.isSet(benchPolls)) options.maxPolls = cli.value(benchPolls).toULongLong();
+        // With several servers (--dsn repeated) every one polls at the benchmark's interval; the
+        // poll counts printed are the current server's.
+        for (lockscope::ServerSession* session : window.sessions()) session->poller().setBenchmarkInterval(options.pollInterval);
         bench = std::make_unique<lockscope::BenchMode>(window.currentSession(), options);
         bench->start();
     }

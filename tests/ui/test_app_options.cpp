@@ -3,6 +3,7 @@
 // (--tab bogus), retried forever (--dsn sslmode=bogus) or half-done silently (--import-names
 // with lines it cannot use). Every run has a deadline and is killed at it.
 #include <QProcess>
+#include <QSettings>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -81,6 +82,27 @@ private slots:
         QVERIFY2(r.err.contains(QStringLiteral("invalid --dsn: invalid sslmode value: \"bogus\"")), qPrintable(r.err));
         QCOMPARE(r.err.count(QStringLiteral("lockscope: ")), 1);  // said once
         QVERIFY2(!r.err.contains(QStringLiteral("Sekr3t")), qPrintable(r.err));
+    }
+
+    // --profile NAME opens a saved profile (repeatable); a name that is not saved is a usage error
+    // that lists the saved ones, not an empty window.
+    void profileByNameOrAnError() {
+        {
+            QSettings saved(home_.filePath(QStringLiteral("config/pglock/lockscope.conf")), QSettings::IniFormat);
+            saved.setValue(QStringLiteral("profiles/%1/conninfo").arg(QString::fromLatin1(QByteArray("orders-eu").toHex())),
+                           QStringLiteral("host=127.0.0.1 port=1 dbname=orders connect_timeout=1"));
+            saved.setValue(QStringLiteral("profiles/%1/production").arg(QString::fromLatin1(QByteArray("orders-eu").toHex())), true);
+        }
+        const Run bad = runApp({QStringLiteral("--catalog"), catalog(), QStringLiteral("--profile"), QStringLiteral("nosuch")},
+                               home_.path());
+        QVERIFY2(bad.finished, "lockscope --profile nosuch did not exit");
+        QCOMPARE(bad.code, 2);
+        QVERIFY2(bad.err.contains(QStringLiteral("--profile nosuch: no such profile (orders-eu)")), qPrintable(bad.err));
+        const Run good = runApp({QStringLiteral("--catalog"), catalog(), QStringLiteral("--profile"), QStringLiteral("orders-eu"),
+                                 QStringLiteral("--tab"), QStringLiteral("fleet"), QStringLiteral("--screenshot"),
+                                 home_.filePath(QStringLiteral("fleet.png")), QStringLiteral("--screenshot-delay"), QStringLiteral("300")},
+                                home_.path());
+        QVERIFY2(good.finished && good.code == 0, qPrintable(QStringLiteral("exit %1: %2").arg(good.code).arg(good.err)));
     }
 
     void skippedImportLinesAreReported() {

@@ -63,6 +63,14 @@ long BenchMode::rssKiB() {
     return -1;
 }
 
+int BenchMode::threadCount() {
+    QFile f(QStringLiteral("/proc/self/status"));
+    if (!f.open(QIODevice::ReadOnly)) return -1;
+    for (const QByteArray& line : f.readAll().split('\n'))
+        if (line.startsWith("Threads:")) return line.mid(8).trimmed().toInt();
+    return -1;
+}
+
 long BenchMode::heapInUseKiB() {
     const struct mallinfo2 info = ::mallinfo2();
     return static_cast<long>((info.uordblks + info.hblkhd) / 1024);
@@ -127,7 +135,8 @@ void BenchMode::finish() {
                 busy_.quantile(0.99));
     std::printf("first poll (all rows loaded at once) after %.0f ms; up to then: stall max %.1f ms, GUI-thread CPU max %.1f ms\n",
                 firstPollAtMs_, firstLoadStalls_.max(), firstLoadBusy_.max());
-    std::printf("RSS: %ld KiB at start, %ld KiB after the first poll, %ld KiB at the end\n", rssStart_, rssFirstPoll_, rssKiB());
+    std::printf("RSS: %ld KiB at start, %ld KiB after the first poll, %ld KiB at the end; %d threads\n", rssStart_, rssFirstPoll_,
+                rssKiB(), threadCount());
     if (!rssAt_.empty()) {
         std::printf("RSS / heap in use by polls:");
         for (const MemoryAt& m : rssAt_)

@@ -56,6 +56,7 @@ public:
 
     // The resident set size of this process, in KiB (-1 when /proc cannot tell).
     static long rssKiB();
+    static int threadCount();  // this process's threads (one poller thread per server, among others)
     // The bytes malloc has handed out and not got back, in KiB: beside RSS it tells growth of
     // the app's data from heap fragmentation.
     static long heapInUseKiB();

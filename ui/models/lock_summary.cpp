@@ -29,10 +29,13 @@ LockSummary summarize(const PollResult& result, const SummaryThresholds& thresho
                 idleHolders.insert(h.pid);
         }
         if (oldest && now - *oldest >= thresholds.longHold) ++out.longHolds;
+        if (oldest) out.longestHold = std::max(out.longestHold.value_or(0.0), std::max(0.0, now - *oldest));
         for (const auto& w : e.waiters) {
             waiting.insert(w.pid);
-            if (const auto pinned = pglock::monitor::xmin_pinned_seconds(w, now); pinned && *pinned >= thresholds.xminPin)
-                ++out.xminPins;
+            if (const auto pinned = pglock::monitor::xmin_pinned_seconds(w, now)) {
+                if (*pinned >= thresholds.xminPin) ++out.xminPins;
+                out.longestXminPin = std::max(out.longestXminPin.value_or(0.0), *pinned);
+            }
             if (!w.wait_start) continue;
             const double seconds = std::max(0.0, now - *w.wait_start);
             if (seconds >= thresholds.longWait) ++out.longWaits;

@@ -30,6 +30,10 @@ struct LockSummary {
     int longHolds = 0;                // locks held at or over SummaryThresholds::longHold (oldest holder)
     int idleInTransactionHolders = 0; // distinct holders idle in transaction over the threshold
     int xminPins = 0;                 // waiters pinning the xmin horizon over the threshold
+    // Whatever the thresholds: the oldest hold (of a lock's oldest holder) and the oldest xmin
+    // pin of a waiter, in seconds; nullopt when there is none (the fleet view ranks by them).
+    std::optional<double> longestHold;
+    std::optional<double> longestXminPin;
 };
 
 LockSummary summarize(const PollResult& result, const SummaryThresholds& thresholds);

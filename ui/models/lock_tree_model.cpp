@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "models/plain_text.hpp"
 #include "pglock/duration_text.hpp"
 #include "pglock/key.hpp"
 
@@ -208,7 +209,7 @@ QVariant LockTreeModel::data(const QModelIndex& index, int role) const {
         }
         return {};
     case Qt::ToolTipRole:
-        if (index.column() == Session && !item.query.isEmpty()) return item.query;
+        if (index.column() == Session && !item.query.isEmpty()) return plainToolTip(item.query);  // any user's SQL
         if (index.column() == Waiting && item.root) return tr("The oldest wait below this root");
         return {};
     case Qt::FontRole:

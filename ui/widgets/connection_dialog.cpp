@@ -3,6 +3,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
+#include <QListWidget>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -67,6 +68,21 @@ ConnectionDialog::ConnectionDialog(ProfileStore& store, QWidget* parent) : QDial
     form->addRow(QString(), readOnly_);
     form->addRow(tr("Application metrics"), metricsUrls_);
     layout->addLayout(form);
+
+    // Several servers at once: each checked profile opens in a session of its own (Fleet tab).
+    others_ = new QListWidget(this);
+    others_->setObjectName(QStringLiteral("alsoOpenProfiles"));
+    for (const QString& name : store_.names()) {
+        auto* item = new QListWidgetItem(name, others_);
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        item->setCheckState(Qt::Unchecked);
+    }
+    others_->setMaximumHeight(6 * fontMetrics().height());
+    others_->setVisible(others_->count() > 0);
+    auto* othersLabel = new QLabel(tr("Also open, each as a server of its own (Fleet tab):"), this);
+    othersLabel->setVisible(others_->count() > 0);
+    layout->addWidget(othersLabel);
+    layout->addWidget(others_);
 
     error_ = new QLabel(this);
     error_->setTextFormat(Qt::PlainText);  // shows server or user text: never as HTML (plain_text.hpp)
@@ -183,6 +199,16 @@ void ConnectionDialog::saveProfile() {
     if (p.name.isEmpty()) return;  // an unnamed connection is used once and not remembered
     store_.save(p);
     store_.setLastUsed(p.name);
+}
+
+QStringList ConnectionDialog::alsoOpen() const {
+    QStringList out;
+    const QString chosen = name_->text().trimmed();
+    for (int i = 0; i < others_->count(); ++i) {
+        const QListWidgetItem* item = others_->item(i);
+        if (item->checkState() == Qt::Checked && item->text() != chosen) out << item->text();
+    }
+    return out;
 }
 
 void ConnectionDialog::removeProfile() {

@@ -10,6 +10,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QListWidget;
 class QPlainTextEdit;
 
 namespace lockscope {
@@ -21,6 +22,8 @@ public:
 
     ConnectionProfile profile() const;
     QString password() const;  // in memory only
+    // The saved profiles checked to open as well, each in a session of its own (not the one above).
+    QStringList alsoOpen() const;
 
 private:
     void loadProfile(const QString& name);
@@ -45,6 +48,7 @@ private:
     bool readOnlyTouched_ = false;  // until the user clicks it, read-only follows "production"
     QPlainTextEdit* metricsUrls_;   // one /metrics URL per line
     QLabel* error_;
+    QListWidget* others_;
 };
 
 }  // namespace lockscope

@@ -29,6 +29,7 @@ LockTreePanel::LockTreePanel(LockTreeModel& model, QWidget* parent) : QWidget(pa
 
     worst_ = new QLabel(this);
     worst_->setObjectName(QStringLiteral("worstRootLabel"));
+    worst_->setTextFormat(Qt::PlainText);  // an application_name and a lock name: any user's text
     worst_->setStyleSheet(QStringLiteral("color: white; background: #a04000; padding: 0 6px"));
     worst_->hide();
 
@@ -42,10 +43,15 @@ LockTreePanel::LockTreePanel(LockTreeModel& model, QWidget* parent) : QWidget(pa
     refresh();
 }
 
+void LockTreePanel::setWorstRootShown(bool shown) {
+    worstShown_ = shown;
+    refresh();
+}
+
 void LockTreePanel::refresh() {
     const QString worst = model_.worstRootText();
     worst_->setText(tr("Worst root: %1").arg(worst));
-    worst_->setVisible(!worst.isEmpty());
+    worst_->setVisible(worstShown_ && !worst.isEmpty());
     empty_->setVisible(model_.rowCount() == 0);
 }
 

@@ -19,6 +19,8 @@ public:
     // "Worst root: PID 4711 (billing-worker) blocks 23 sessions via billing:invoice-run, 9m",
     // hidden while no session blocks another; for the window's status bar.
     QLabel* worstRootLabel() const { return worst_; }
+    // With several servers in a window every server's panel has this line; only the current one's shows.
+    void setWorstRootShown(bool shown);
     QTreeView* view() const { return view_; }
 
 private:
@@ -28,6 +30,7 @@ private:
     QTreeView* view_;
     QLabel* empty_;
     QLabel* worst_;
+    bool worstShown_ = true;
 };
 
 }  // namespace lockscope

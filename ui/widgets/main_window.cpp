@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QComboBox>
 #include <QClipboard>
 #include <QDateTime>
 #include <QDoubleSpinBox>
@@ -12,6 +13,7 @@
 #include <QMessageBox>
 #include <QScopeGuard>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolBar>
@@ -22,6 +24,8 @@
 #include "actions/lock_controller.hpp"
 #include "actions/read_only_switch.hpp"
 #include "charts/charts_panel.hpp"
+#include "fleet/fleet_model.hpp"
+#include "fleet/fleet_panel.hpp"
 #include "history/history_panel.hpp"
 #include "history/history_recorder.hpp"
 #include "metrics/claims_tracker.hpp"
@@ -61,9 +65,9 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     // back as snapshots, which the name cache answers from.
     catalogService_ = new CatalogService(catalog_, this);
     names_ = new CatalogNameCache(this);
-    // The server this window shows: its poller, models and controllers (one session today).
-    server_ = new ServerSession(*names_, this);
-    sessions_ << server_;
+    fleet_ = new FleetModel(this);
+    // The server this window shows first: its poller, models and controllers. openServer() adds more.
+    server_ = addSession();
     readOnly_ = &server_->readOnlySwitch();
     locks_ = &server_->lockController();
     backends_ = &server_->backendActions();
@@ -93,9 +97,21 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     resolver_ = new ResolverPanel(this);
     resolver_->setNamesForKey([this](qint64 key) { return catalogNames(key); });
     catalogPanel_ = new CatalogPanel(*catalogService_, this);
-    myLocks_ = new MyLocksPanel(*locks_, *readOnly_, this);
+    // The per-server panels sit in stacks: switching servers shows another panel of each stack.
+    chartsStack_ = new QStackedWidget(this);
+    historyStack_ = new QStackedWidget(this);
+    metricsStack_ = new QStackedWidget(this);
+    myLocksStack_ = new QStackedWidget(this);
+    myLocksStack_->setObjectName(QStringLiteral("myLocksStack"));
+    treeStack_ = new QStackedWidget(this);
+    const SessionViews& first = viewsOf(server_);
+    myLocks_ = first.myLocks;
+    charts_ = first.charts;
+    historyPanel_ = first.history;
+    metricsPanel_ = first.metrics;
+    treePanel_ = first.tree;
     addSidePanel(*tabs_, session_, tr("Session"));
-    addSidePanel(*tabs_, myLocks_, tr("My locks"));
+    addSidePanel(*tabs_, myLocksStack_, tr("My locks"));
     addSidePanel(*tabs_, resolver_, tr("Resolver"));
     addSidePanel(*tabs_, catalogPanel_, tr("Catalog"));
 
@@ -104,7 +120,6 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     split->addWidget(tabs_);
     split->setObjectName(QStringLiteral("locksSplitter"));
     setUpSidePanelSplitter(*split, QStringLiteral("mainWindow/sidePanel"));
-    charts_ = new charts::ChartsPanel(server_->chartModels(), this);
     mainTabs_ = new QTabWidget(this);
     mainTabs_->setObjectName(QStringLiteral("mainTabs"));
     mainTabs_->setDocumentMode(true);
@@ -123,28 +138,25 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     locksColumn->addWidget(split, 1);
     mainTabs_->addTab(locksPage, tr("Locks"));
     // The lock tree beside the flat list: root blockers first, chains across lock types.
-    treePanel_ = new LockTreePanel(server_->lockTreeModel(), this);
-    mainTabs_->addTab(treePanel_, tr("Tree"));
-    mainTabs_->addTab(charts_, tr("Charts"));
-    historyPanel_ = new history::HistoryPanel(&server_->historyRecorder(), this);
-    mainTabs_->addTab(historyPanel_, tr("History"));
-    connect(&server_->historyRecorder(), &history::HistoryRecorder::failed, this,
-            [this](const QString& message) { statusBar()->showMessage(tr("History: %1").arg(message), 10000); });
-    metricsPanel_ = new MetricsPanel(&server_->metricsScraper(), &server_->metricsModel(), this);
-    metricsPanel_->statusModel()->setClaimsTracker(&server_->claimsTracker());
-    mainTabs_->addTab(metricsPanel_, tr("App metrics"));
+    mainTabs_->addTab(treeStack_, tr("Tree"));
+    mainTabs_->addTab(chartsStack_, tr("Charts"));
+    mainTabs_->addTab(historyStack_, tr("History"));
+    mainTabs_->addTab(metricsStack_, tr("App metrics"));
+    fleetPanel_ = new FleetPanel(*fleet_, this);
+    mainTabs_->addTab(fleetPanel_, tr("Fleet"));
+    connect(fleetPanel_, &FleetPanel::serverActivated, this, [this](ServerSession* session) {
+        setCurrentSession(session);
+        mainTabs_->setCurrentIndex(0);
+    });
     setCentralWidget(mainTabs_);
 
     buildActions();
     buildStatusBar();
-    statusBar()->addWidget(treePanel_->worstRootLabel());  // "Worst root: PID … blocks N sessions via …"
     buildKeyboard();
     applySettings(AppSettings::load());
     interval_->setValue(settings_.pollIntervalSeconds);
 
-    connect(server_, &ServerSession::resultArrived, this, &MainWindow::onResult);
-    connect(server_, &ServerSession::stateChanged, this, &MainWindow::onState);
-    connect(server_, &ServerSession::cleared, summary_, &SummaryStrip::clear);
+    bindCurrentSession();
     connect(view_->selectionModel(), &QItemSelectionModel::currentChanged, this, &MainWindow::onSelection);
     connect(view_, &QTreeView::customContextMenuRequested, this, &MainWindow::showContextMenu);
     connect(catalogService_, &CatalogService::snapshotChanged, this, [this](const CatalogSnapshotPtr& snapshot) {
@@ -170,7 +182,10 @@ void MainWindow::buildActions() {
     buildOperatorActions(bar);
     pause_ = bar->addAction(tr("Pause"));
     pause_->setCheckable(true);
-    connect(pause_, &QAction::toggled, this, [this](bool paused) { server_->poller().setPaused(paused); });
+    // Pause and the interval are the window's: every server's poller follows them.
+    connect(pause_, &QAction::toggled, this, [this](bool paused) {
+        for (ServerSession* session : sessions_) session->poller().setPaused(paused);
+    });
     bar->addSeparator();
     bar->addWidget(new QLabel(tr(" Poll every "), this));
     interval_ = new QDoubleSpinBox(this);
@@ -181,10 +196,20 @@ void MainWindow::buildActions() {
     interval_->setSuffix(tr(" s"));
     interval_->setValue(1.0);
     connect(interval_, &QDoubleSpinBox::valueChanged, this, [this](double seconds) {
-        server_->poller().setInterval(std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0)));
+        for (ServerSession* session : sessions_)
+            session->poller().setInterval(std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0)));
     });
     bar->addWidget(interval_);
     bar->addSeparator();
+    serverPicker_ = new QComboBox(this);
+    serverPicker_->setObjectName(QStringLiteral("serverPicker"));
+    serverPicker_->setToolTip(tr("The server the Locks, Charts, History and App metrics tabs show"));
+    serverPicker_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    connect(serverPicker_, &QComboBox::activated, this, [this](int index) {
+        if (index >= 0 && index < sessions_.size()) setCurrentSession(sessions_.at(index));
+    });
+    serverPickerAction_ = bar->addWidget(serverPicker_);
+    serverPickerAction_->setVisible(false);
     filter_ = new QLineEdit(this);
     filter_->setObjectName(QStringLiteral("locksFilter"));
     filter_->setPlaceholderText(tr("Filter: name, key, pid, application"));
@@ -221,44 +246,56 @@ void MainWindow::openConnectionDialog() {
     QList<QUrl> urls;
     for (const QString& url : p.metricsUrls) urls << QUrl(url);
     connectTo(p.toConninfo(), dialog.password(), p.name, p.readOnly, urls);
+    for (const QString& name : dialog.alsoOpen()) {
+        const ConnectionProfile other = profiles_.load(name);
+        QList<QUrl> otherUrls;
+        for (const QString& url : other.metricsUrls) otherUrls << QUrl(url);
+        openServer(other.toConninfo(), {}, other.name, other.readOnly, otherUrls);
+    }
+    if (!dialog.alsoOpen().isEmpty()) showTab(QStringLiteral("fleet"));
 }
 
 void MainWindow::connectTo(const QString& conninfo, const QString& password, const QString& label, bool readOnly,
                            const QList<QUrl>& metricsUrls) {
     server_->connectTo(conninfo, password, label, readOnly, metricsUrls);
     setWindowTitle(tr("lockscope — %1").arg(server_->label()));
+    refreshServerPicker();
 }
 
 QStringList MainWindow::tabNames() {
     return {QStringLiteral("locks"),   QStringLiteral("tree"), QStringLiteral("timeline"), QStringLiteral("histogram"),
             QStringLiteral("history"), QStringLiteral("metrics"),  QStringLiteral("session"),
-            QStringLiteral("mylocks"), QStringLiteral("resolver"), QStringLiteral("catalog")};
+            QStringLiteral("mylocks"), QStringLiteral("resolver"), QStringLiteral("catalog"), QStringLiteral("fleet")};
 }
 
 bool MainWindow::showTab(const QString& name) {
     if (!tabNames().contains(name)) return false;
     mainTabs_->setCurrentIndex(0);
     if (name == QLatin1String("timeline") || name == QLatin1String("histogram")) {
-        mainTabs_->setCurrentWidget(charts_);
+        mainTabs_->setCurrentWidget(chartsStack_);
         charts_->tabs()->setCurrentIndex(name == QLatin1String("timeline") ? 0 : 1);
         return true;
     }
     if (name == QLatin1String("tree")) {
-        mainTabs_->setCurrentWidget(treePanel_);
+        mainTabs_->setCurrentWidget(treeStack_);
         return true;
     }
     if (name == QLatin1String("history")) {
-        mainTabs_->setCurrentWidget(historyPanel_);
+        mainTabs_->setCurrentWidget(historyStack_);
         return true;
     }
     if (name == QLatin1String("metrics")) {
-        mainTabs_->setCurrentWidget(metricsPanel_);
+        mainTabs_->setCurrentWidget(metricsStack_);
+        return true;
+    }
+    if (name == QLatin1String("fleet")) {
+        mainTabs_->setCurrentWidget(fleetPanel_);
         return true;
     }
     if (name == QLatin1String("locks")) return true;
     if (name == QLatin1String("resolver")) showSidePanel(*tabs_, resolver_);
     else if (name == QLatin1String("catalog")) showSidePanel(*tabs_, catalogPanel_);
-    else if (name == QLatin1String("mylocks")) showSidePanel(*tabs_, myLocks_);
+    else if (name == QLatin1String("mylocks")) showSidePanel(*tabs_, myLocksStack_);
     else showSidePanel(*tabs_, session_);
     return true;
 }

@@ -2,8 +2,12 @@
 // the poller, the models and the controllers of each server and route the poll results to them.
 // The window shows the current session: the live locks view, the selected backend, the resolver
 // and the name catalog, with the connection state in the status bar. It runs no SQL itself.
+// With several servers open, the Fleet tab shows them all and one set of views follows the
+// current server (the toolbar's server picker, or a double-click in the Fleet tab): the views
+// re-bind to its models (main_window_sessions.cpp); each server keeps its own poller thread.
 #pragma once
 
+#include <QHash>
 #include <QList>
 #include <QMainWindow>
 #include <QSet>
@@ -20,7 +24,9 @@
 #include "stores/app_settings.hpp"
 #include "stores/profile_store.hpp"
 
+class QComboBox;
 class QDoubleSpinBox;
+class QStackedWidget;
 class QLabel;
 class QLineEdit;
 class QTabWidget;
@@ -42,6 +48,8 @@ class HistoryPanel;
 class HistoryRecorder;
 }
 class BackendActions;
+class FleetModel;
+class FleetPanel;
 class MetricsModel;
 class MetricsPanel;
 class MetricsScraper;
@@ -72,13 +80,22 @@ public:
     // /metrics endpoints of applications that use the library, scraped beside the monitor.
     void connectTo(const QString& conninfo, const QString& password = {}, const QString& label = {},
                    bool readOnly = false, const QList<QUrl>& metricsUrls = {});
+    // One more server in this window (--dsn and --profile repeated, several profiles from the
+    // connection dialog), with its own session and poller thread. The window's first session is
+    // used while it has never been connected. The current session stays what it was.
+    ServerSession& openServer(const QString& conninfo, const QString& password = {}, const QString& label = {},
+                              bool readOnly = false, const QList<QUrl>& metricsUrls = {});
+    // The session the views show from now on: they re-bind to its models and controllers.
+    void setCurrentSession(ServerSession* session);
+    FleetModel& fleetModel() { return *fleet_; }
+    FleetPanel& fleetPanel() { return *fleetPanel_; }
     void openConnectionDialog();
-    // One of tabNames(): main tabs "locks", "timeline", "histogram", "history", "metrics"; side
+    // One of tabNames(): main tabs "locks", "timeline", "histogram", "history", "metrics", "fleet"; side
     // tabs "session", "mylocks", "resolver", "catalog". False (and nothing changes) for any other.
     bool showTab(const QString& name);
     static QStringList tabNames();
 
-    // The sessions this window shows (one today), and the one its views show now.
+    // The sessions this window shows, and the one its views show now.
     const QList<ServerSession*>& sessions() const { return sessions_; }
     ServerSession& currentSession() { return *server_; }
     // The current session's parts, as the views use them.
@@ -113,6 +130,18 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
+    // main_window_sessions.cpp: the sessions, the views of each, and re-binding to the current one.
+    struct SessionViews {
+        charts::ChartsPanel* charts = nullptr;
+        history::HistoryPanel* history = nullptr;
+        MetricsPanel* metrics = nullptr;
+        MyLocksPanel* myLocks = nullptr;
+        LockTreePanel* tree = nullptr;  // its worst-root line sits in the status bar, shown for the current server
+    };
+    ServerSession* addSession();
+    const SessionViews& viewsOf(ServerSession* session);  // made the first time a session is shown
+    void bindCurrentSession();
+    void refreshServerPicker();
     void buildActions();
     void buildStatusBar();
     void buildKeyboard();  // main_window_keys.cpp
@@ -122,15 +151,17 @@ private:
     void onState(PollState state, const QString& message);
     void onSelection();
     SummaryThresholds summaryThresholds() const;
+    void applyThresholds(LocksModel& model) const;  // settings_' thresholds
     void showContextMenu(const QPoint& pos);
     void nameUnknownKey(qint64 key, const QString& start = {});  // start: prefills the field
     // main_window_actions.cpp: the operator's actions on the server.
     void buildOperatorActions(QToolBar* bar);
+    void bindOperatorActions();  // to the current session's switch, controllers and panel
     void addBackendActions(QMenu& menu, const QModelIndex& index);
     void confirmBackendAction(int pid, bool terminate);
     // The confirmation's impact part (terminate_impact.hpp) once BackendActions read it.
     QString impactText(int pid, const pglock::monitor::BackendImpact* impact, const QString& error) const;
-    bool releaseBeforeLeaving(const QString& why);
+    bool releaseBeforeLeaving(const QString& why, bool everyServer = false);
     bool isTransactionLock(quint64 id) const;
     QStringList catalogNames(qint64 key) const;
 
@@ -143,6 +174,17 @@ private:
     ProfileStore profiles_;
     QList<ServerSession*> sessions_;  // owned (children of this window)
     ServerSession* server_;           // the session the views show
+    QHash<ServerSession*, SessionViews> views_;     // the per-server panels, in the stacks below
+    QList<QMetaObject::Connection> bound_;          // the window's connections to server_'s objects
+    FleetModel* fleet_;
+    FleetPanel* fleetPanel_;
+    QComboBox* serverPicker_ = nullptr;
+    QAction* serverPickerAction_ = nullptr;         // hidden while there is one server
+    QStackedWidget* chartsStack_;    // one charts panel per server shown so far
+    QStackedWidget* historyStack_;
+    QStackedWidget* metricsStack_;
+    QStackedWidget* myLocksStack_;
+    QStackedWidget* treeStack_;
     LocksModel* model_;               // server_'s locks model
     LocksFilterProxy* proxy_;
     QTreeView* view_;

@@ -6,6 +6,8 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QProgressDialog>
+#include <QSignalBlocker>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
@@ -41,29 +43,36 @@ void MainWindow::buildOperatorActions(QToolBar* bar) {
     readOnlyAction_->setObjectName(QStringLiteral("readOnlyAction"));
     readOnlyAction_->setCheckable(true);
     readOnlyAction_->setToolTip(tr("No action that changes the server: taking, releasing, canceling and terminating are off"));
-    connect(readOnlyAction_, &QAction::toggled, readOnly_, &ReadOnlySwitch::set);
-    connect(readOnly_, &ReadOnlySwitch::changed, this, [this, take](bool on) {
-        readOnlyAction_->setChecked(on);
-        take->setEnabled(!on);
-        statusBar()->showMessage(on ? tr("Read-only mode on") : tr("Read-only mode off: actions can change the server"), 5000);
-    });
-
-    connect(locks_, &LockController::ownPidsChanged, this, [this] {
-        model_->setOwnPids(locks_->ownPids());
-        model_->refreshNames();  // a lock taken here names its key even when not catalogued
-    });
-    connect(myLocks_, &MyLocksPanel::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+    // Read-only is each server's: the action shows and sets the current session's switch (the
+    // connections to the switch itself are made in bindOperatorActions).
+    connect(readOnlyAction_, &QAction::toggled, this, [this](bool on) { readOnly_->set(on); });
     connect(catalogPanel_, &CatalogPanel::takeLockRequested, this, &MainWindow::takeLock);
     connect(resolver_, &ResolverPanel::takeLockRequested, this, &MainWindow::takeLock);
-    connect(backends_, &BackendActions::finished, this,
-            [this](int, BackendActions::Kind kind, bool ok, const QString& message) {
-                if (ok) {
-                    statusBar()->showMessage(message, 8000);
-                } else {
-                    showPlainMessage(this, QMessageBox::Warning,
-                                     kind == BackendActions::Kind::Terminate ? tr("Terminate session") : tr("Cancel query"), message);
-                }
-            });
+}
+
+void MainWindow::bindOperatorActions() {
+    auto* take = findChild<QAction*>(QStringLiteral("takeLockAction"));
+    const auto showReadOnly = [this, take](bool on) {
+        const QSignalBlocker quiet(readOnlyAction_);
+        readOnlyAction_->setChecked(on);
+        take->setEnabled(!on);
+    };
+    showReadOnly(readOnly_->on());
+    bound_ << connect(readOnly_, &ReadOnlySwitch::changed, this, [this, showReadOnly](bool on) {
+        showReadOnly(on);
+        statusBar()->showMessage(on ? tr("Read-only mode on") : tr("Read-only mode off: actions can change the server"), 5000);
+    });
+    bound_ << connect(myLocks_, &MyLocksPanel::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+    bound_ << connect(backends_, &BackendActions::finished, this,
+                      [this](int, BackendActions::Kind kind, bool ok, const QString& message) {
+                          if (ok) {
+                              statusBar()->showMessage(message, 8000);
+                          } else {
+                              showPlainMessage(this, QMessageBox::Warning,
+                                               kind == BackendActions::Kind::Terminate ? tr("Terminate session") : tr("Cancel query"),
+                                               message);
+                          }
+                      });
 }
 
 void MainWindow::takeLock(const QByteArray& name) {
@@ -71,7 +80,7 @@ void MainWindow::takeLock(const QByteArray& name) {
         statusBar()->showMessage(tr("Read-only mode: turn it off to take a lock."), 8000);
         return;
     }
-    showSidePanel(*tabs_, myLocks_);
+    showSidePanel(*tabs_, myLocksStack_);
     myLocks_->takeLock(name);
 }
 
@@ -173,10 +182,22 @@ QString MainWindow::impactText(int pid, const pglock::monitor::BackendImpact* im
     return tr("Impact of terminating it:\n") + terminateImpactText(facts);
 }
 
-bool MainWindow::releaseBeforeLeaving(const QString& why) {
-    const int active = locks_->activeCount();
+bool MainWindow::releaseBeforeLeaving(const QString& why, bool everyServer) {
+    // Connecting elsewhere replaces the current server only; quitting lets go on every server.
+    QList<LockController*> controllers;
+    if (everyServer) {
+        for (ServerSession* session : std::as_const(sessions_)) controllers << &session->lockController();
+    } else {
+        controllers << locks_;
+    }
+    const auto count = [&controllers](int (LockController::*what)() const) {
+        int n = 0;
+        for (const LockController* c : controllers) n += (c->*what)();
+        return n;
+    };
+    const int active = count(&LockController::activeCount);
     if (active == 0) return true;
-    const int held = locks_->holdingCount();
+    const int held = count(&LockController::holdingCount);
     const auto answer = QMessageBox::question(
         this, why,
         tr("This app holds %1 and waits for %2. %3 releases them and cancels the waits. Go on?")
@@ -189,15 +210,18 @@ bool MainWindow::releaseBeforeLeaving(const QString& why) {
     QProgressDialog progress(tr("Releasing %1…").arg(counted(active, tr("lock"), tr("locks"))), QString(), 0, 0, this);
     progress.setWindowModality(Qt::WindowModal);
     progress.setMinimumDuration(300);
-    connect(locks_, &LockController::allSettled, &progress, &QProgressDialog::accept);
+    for (LockController* c : controllers)
+        connect(c, &LockController::allSettled, &progress, [&progress, count] {
+            if (count(&LockController::activeCount) == 0) progress.accept();
+        });
     QTimer::singleShot(kReleaseWaitMs, &progress, &QProgressDialog::accept);
-    locks_->releaseAll();
-    if (locks_->activeCount() > 0) progress.exec();
+    for (LockController* c : controllers) c->releaseAll();
+    if (count(&LockController::activeCount) > 0) progress.exec();
     return true;
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    if (!leaving_ && !releaseBeforeLeaving(tr("Quitting"))) {
+    if (!leaving_ && !releaseBeforeLeaving(tr("Quitting"), /*everyServer=*/true)) {
         event->ignore();
         return;
     }

@@ -11,6 +11,7 @@
 
 #include "actions/lock_controller.hpp"
 #include "actions/read_only_switch.hpp"
+#include "fleet/fleet_model.hpp"
 #include "models/locks_model.hpp"
 #include "widgets/main_window.hpp"
 #include "history/history_recorder.hpp"
@@ -90,12 +91,17 @@ void MainWindow::openSettings() {
 
 void MainWindow::applySettings(const AppSettings& settings) {
     settings_ = settings;
-    model_->setLongWaitThreshold(settings.longWaitSeconds);
-    model_->setLongHoldThreshold(settings.longHoldSeconds);
-    model_->setIdleInTransactionThreshold(settings.idleInTransactionSeconds);
+    for (ServerSession* session : sessions_) applyThresholds(session->locksModel());
+    fleet_->setThresholds(summaryThresholds());
     // LOCKSCOPE_THEME (screenshots) wins over the setting.
     if (!theme::modeFromEnvironment() && settings.theme != theme::current()) theme::apply(settings.theme);
     if (const PollResultPtr latest = server_->latest()) summary_->show(summarize(*latest, summaryThresholds()), summaryThresholds());
+}
+
+void MainWindow::applyThresholds(LocksModel& model) const {
+    model.setLongWaitThreshold(settings_.longWaitSeconds);
+    model.setLongHoldThreshold(settings_.longHoldSeconds);
+    model.setIdleInTransactionThreshold(settings_.idleInTransactionSeconds);
 }
 
 void MainWindow::terminateSelectedHolder() {

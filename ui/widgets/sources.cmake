@@ -4,6 +4,7 @@ list(APPEND LOCKSCOPE_WIDGETS_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/summary_strip.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shortcuts_dialog.cpp
   ${CMAKE_CURRENT_LIST_DIR}/main_window_keys.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/main_window_sessions.cpp
   ${CMAKE_CURRENT_LIST_DIR}/settings_dialog.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plain_message_box.hpp
   ${CMAKE_CURRENT_LIST_DIR}/connection_dialog.cpp

@@ -1,0 +1,182 @@
+// The window over several servers, offscreen against the test server: two sessions on two
+// databases, each with a lock of its own. The Fleet tab lists both; the locks view shows the
+// current server's locks only, and a double-click (activation) on the other server's Fleet row
+// re-binds the views to it: its lock shows, the first one's is gone, the title says which server,
+// and the Read-only action shows that server's own switch.
+#include <libpq-fe.h>
+
+#include <QAction>
+#include <QAbstractButton>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QTimer>
+#include <QApplication>
+#include <QSortFilterProxyModel>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTreeView>
+#include <QtTest>
+
+#include <memory>
+#include <string>
+
+#include "actions/lock_controller.hpp"
+#include "actions/read_only_switch.hpp"
+#include "fleet/fleet_model.hpp"
+#include "fleet/fleet_panel.hpp"
+#include "models/locks_model.hpp"
+#include "pg_conn.hpp"
+#include "pg_test_env.hpp"
+#include "stores/catalog_store.hpp"
+#include "stores/profile_store.hpp"
+#include "widgets/connection_dialog.hpp"
+#include "widgets/main_window.hpp"
+
+namespace {
+
+using Conn = pglock::test::PgConn;
+
+bool shows(QTreeView& view, qint64 key) {
+    QAbstractItemModel* m = view.model();
+    for (int row = 0; row < m->rowCount(); ++row)
+        if (m->index(row, lockscope::LocksModel::Key).data(lockscope::LocksModel::KeyRole).toLongLong() == key) return true;
+    return false;
+}
+
+// Clicks Yes on the next message box (a modal box blocks in exec(): the answer comes from the
+// event loop), setting `asked` when it asks about one held lock. Gives up after 5 s. Shared: the
+// timer may outlive a test that failed before the box came.
+void answerYes(const std::shared_ptr<bool>& asked, int attemptsLeft = 200) {
+    QTimer::singleShot(25, [asked, attemptsLeft] {
+        for (QWidget* w : QApplication::topLevelWidgets()) {
+            if (auto* box = qobject_cast<QMessageBox*>(w); box && box->isVisible()) {
+                *asked = box->text().contains(QStringLiteral("holds 1 lock"));
+                box->button(QMessageBox::Yes)->click();
+                return;
+            }
+        }
+        if (attemptsLeft > 0) answerYes(asked, attemptsLeft - 1);
+    });
+}
+
+}  // namespace
+
+class TestFleetWindow : public QObject {
+    Q_OBJECT
+    std::string dsn_;
+    std::string db_;
+    QTemporaryDir dir_;
+
+private slots:
+    void initTestCase() {
+        auto dsn = pglock::test::test_dsn();
+        QVERIFY2(dsn.has_value(), "no test server");
+        dsn_ = *dsn;
+        QVERIFY2(dsn_.find('=') != std::string::npos, "needs a keyword=value DSN to name a second database");
+        QStandardPaths::setTestModeEnabled(true);
+        db_ = "pglock_fleetwin_" + std::to_string(QCoreApplication::applicationPid());
+        Conn admin(dsn_);
+        QVERIFY(admin.ok());
+        PQclear(PQexec(admin.c, ("DROP DATABASE IF EXISTS " + db_).c_str()));
+        PGresult* r = PQexec(admin.c, ("CREATE DATABASE " + db_).c_str());
+        const bool created = PQresultStatus(r) == PGRES_COMMAND_OK;
+        PQclear(r);
+        QVERIFY2(created, PQerrorMessage(admin.c));
+    }
+
+    void cleanupTestCase() {
+        if (db_.empty()) return;
+        Conn admin(dsn_);
+        PQclear(PQexec(admin.c, ("DROP DATABASE IF EXISTS " + db_ + " WITH (FORCE)").c_str()));
+    }
+
+    void the_views_follow_the_server_picked_in_the_fleet_tab() {
+        const std::string other = dsn_ + " dbname=" + db_;
+        const qint64 keyA = 918273645001, keyB = 918273645002;
+        Conn holderA(dsn_), holderB(other);
+        QVERIFY(holderA.ok() && holderB.ok());
+        holderA.one("SELECT pg_advisory_lock(" + std::to_string(keyA) + ")");
+        holderB.one("SELECT pg_advisory_lock(" + std::to_string(keyB) + ")");
+
+        lockscope::CatalogStore catalog(dir_.filePath(QStringLiteral("catalog.sqlite")));
+        lockscope::MainWindow window(catalog);
+        window.show();
+        lockscope::ServerSession& a = window.openServer(QString::fromStdString(dsn_), {}, QStringLiteral("first"));
+        lockscope::ServerSession& b = window.openServer(QString::fromStdString(other), {}, QStringLiteral("second"), /*readOnly=*/true);
+        QCOMPARE(window.sessions().size(), 2);
+        QCOMPARE(&window.currentSession(), &a);  // the first server is the one shown
+        for (lockscope::ServerSession* s : window.sessions()) s->poller().setInterval(std::chrono::milliseconds(250));
+
+        QTreeView& locks = window.locksView();
+        QTRY_VERIFY_WITH_TIMEOUT(shows(locks, keyA), 10000);
+        QVERIFY2(!shows(locks, keyB), "the first server's view shows the second server's lock");
+        QVERIFY(window.showTab(QStringLiteral("fleet")));
+        lockscope::FleetModel& fleet = window.fleetModel();
+        QCOMPARE(fleet.rowCount(), 2);
+        QTRY_VERIFY_WITH_TIMEOUT(fleet.state(fleet.rowOf(&a)) == lockscope::FleetModel::ServerState::primary &&
+                                     fleet.state(fleet.rowOf(&b)) == lockscope::FleetModel::ServerState::primary,
+                                 10000);
+        auto* readOnly = window.findChild<QAction*>(QStringLiteral("readOnlyAction"));
+        QVERIFY(readOnly);
+        QVERIFY(!readOnly->isChecked());
+
+        // Activate the second server's row, as a double-click does.
+        QTableView& table = window.fleetPanel().view();
+        const auto* proxy = qobject_cast<const QSortFilterProxyModel*>(table.model());
+        QVERIFY(proxy);
+        const QModelIndex rowB = proxy->mapFromSource(fleet.index(fleet.rowOf(&b), lockscope::FleetModel::Server));
+        emit table.activated(rowB);
+        QCOMPARE(&window.currentSession(), &b);
+        QVERIFY2(window.windowTitle().contains(QStringLiteral("second")), qPrintable(window.windowTitle()));
+        QTRY_VERIFY_WITH_TIMEOUT(shows(locks, keyB), 10000);
+        QVERIFY2(!shows(locks, keyA), "after the switch the view still shows the first server's lock");
+        QVERIFY2(readOnly->isChecked(), "the Read-only action does not show the second server's own switch");
+
+        // Read-only stays each server's: turned off here, the first server is untouched.
+        readOnly->trigger();
+        QVERIFY(!b.readOnlySwitch().on());
+        b.readOnlySwitch().set(true);
+        window.setCurrentSession(&a);
+        QVERIFY(!readOnly->isChecked());
+        QVERIFY(b.readOnlySwitch().on());
+        QTRY_VERIFY_WITH_TIMEOUT(shows(locks, keyA) && !shows(locks, keyB), 10000);
+
+        // A lock taken by hand on the server not shown is let go on quitting too.
+        b.readOnlySwitch().set(false);
+        const QByteArray name = "fleet.window-quit";
+        QVERIFY(b.lockController().take(name, lockscope::TakeMode::Try, false).accepted());
+        QTRY_COMPARE_WITH_TIMEOUT(b.lockController().holdingCount(), 1, 10000);
+        QCOMPARE(&window.currentSession(), &a);
+        const auto asked = std::make_shared<bool>(false);
+        answerYes(asked);
+        QVERIFY(window.close());
+        QVERIFY2(*asked, "quitting did not ask about the lock held on the other server");
+        QCOMPARE(b.lockController().holdingCount(), 0);
+    }
+
+    // The connection dialog lists the saved profiles with checkboxes: the checked ones (but the
+    // one being connected) are opened as servers of their own.
+    void the_connection_dialog_opens_the_checked_profiles_too() {
+        lockscope::ProfileStore store(dir_.filePath(QStringLiteral("profiles.ini")));
+        for (const char* name : {"orders-eu", "billing", "inventory"}) {
+            lockscope::ConnectionProfile p;
+            p.name = QString::fromLatin1(name);
+            p.conninfo = QStringLiteral("host=127.0.0.1 dbname=%1").arg(p.name);
+            store.save(p);
+        }
+        lockscope::ConnectionDialog dialog(store);
+        auto* list = dialog.findChild<QListWidget*>(QStringLiteral("alsoOpenProfiles"));
+        QVERIFY(list);
+        QCOMPARE(list->count(), 3);
+        QVERIFY(dialog.alsoOpen().isEmpty());
+        for (int i = 0; i < list->count(); ++i)
+            if (list->item(i)->text() != QStringLiteral("billing")) list->item(i)->setCheckState(Qt::Checked);
+        QStringList chosen = dialog.alsoOpen();
+        chosen.sort();
+        QCOMPARE(chosen, (QStringList{QStringLiteral("inventory"), QStringLiteral("orders-eu")}));
+    }
+};
+
+QTEST_MAIN(TestFleetWindow)
+#include "test_fleet_window.moc"
