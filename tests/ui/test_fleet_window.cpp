@@ -6,6 +6,7 @@
 #include <libpq-fe.h>
 
 #include <QAction>
+#include <QLabel>
 #include <QAbstractButton>
 #include <QListWidget>
 #include <QMessageBox>
@@ -25,6 +26,7 @@
 #include "actions/read_only_switch.hpp"
 #include "fleet/fleet_model.hpp"
 #include "fleet/fleet_panel.hpp"
+#include "models/lock_tree_model.hpp"
 #include "models/locks_model.hpp"
 #include "pg_conn.hpp"
 #include "pg_test_env.hpp"
@@ -153,6 +155,45 @@ private slots:
         QVERIFY(window.close());
         QVERIFY2(*asked, "quitting did not ask about the lock held on the other server");
         QCOMPARE(b.lockController().holdingCount(), 0);
+    }
+
+    // Each server has its own Tree tab and worst-root line; the status bar shows the current
+    // server's line only, never a hidden server's pile-up as if it were this one's.
+    void the_worst_root_line_is_the_current_servers() {
+        const std::string other = dsn_ + " dbname=" + db_;
+        const qint64 key = 918273645003;
+        Conn holder(other), waiter(other);
+        QVERIFY(holder.ok() && waiter.ok());
+        const std::string holderPid = holder.one("SELECT pg_backend_pid()");
+        holder.one("SELECT pg_advisory_lock(" + std::to_string(key) + ")");
+        QVERIFY(PQsendQuery(waiter.c, ("SELECT pg_advisory_lock(" + std::to_string(key) + ")").c_str()));
+
+        lockscope::CatalogStore catalog(dir_.filePath(QStringLiteral("catalog-tree.sqlite")));
+        lockscope::MainWindow window(catalog);
+        window.show();
+        lockscope::ServerSession& a = window.openServer(QString::fromStdString(dsn_), {}, QStringLiteral("quiet"));
+        lockscope::ServerSession& b = window.openServer(QString::fromStdString(other), {}, QStringLiteral("piled-up"), true);
+        for (lockscope::ServerSession* s : window.sessions()) s->poller().setInterval(std::chrono::milliseconds(250));
+        QCOMPARE(&window.currentSession(), &a);
+        const auto visibleWorst = [&window] {
+            QStringList shown;
+            for (QLabel* label : window.findChildren<QLabel*>(QStringLiteral("worstRootLabel")))
+                if (label->isVisible()) shown << label->text();
+            return shown;
+        };
+        // The hidden server's tree has its root; the window shows none of it.
+        QTRY_VERIFY_WITH_TIMEOUT(b.lockTreeModel().worstRootText().contains(QString::fromStdString(holderPid)), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(a.latest() != nullptr, 10000);
+        QTest::qWait(600);  // a few more polls of both
+        QVERIFY2(visibleWorst().isEmpty(), qPrintable(visibleWorst().join(QStringLiteral(" | "))));
+
+        window.setCurrentSession(&b);
+        QTRY_COMPARE_WITH_TIMEOUT(visibleWorst().size(), 1, 5000);
+        QVERIFY2(visibleWorst().constFirst().contains(QString::fromStdString(holderPid)), qPrintable(visibleWorst().constFirst()));
+
+        window.setCurrentSession(&a);
+        QTRY_VERIFY_WITH_TIMEOUT(visibleWorst().isEmpty(), 5000);
+        PQrequestCancel(waiter.c);
     }
 
     // The connection dialog lists the saved profiles with checkboxes: the checked ones (but the
