@@ -6,6 +6,7 @@
 #include <QVBoxLayout>
 
 #include "models/lock_tree_model.hpp"
+#include "models/plain_text.hpp"
 
 namespace lockscope {
 
@@ -51,6 +52,7 @@ void LockTreePanel::setWorstRootShown(bool shown) {
 void LockTreePanel::refresh() {
     const QString worst = model_.worstRootText();
     worst_->setText(tr("Worst root: %1").arg(worst));
+    worst_->setToolTip(worst.isEmpty() ? QString() : plainToolTip(worst_->text()));  // the whole line when the bar cuts it
     worst_->setVisible(worstShown_ && !worst.isEmpty());
     empty_->setVisible(model_.rowCount() == 0);
 }
