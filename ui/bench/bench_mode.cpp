@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <string>
 
 #include "models/locks_model.hpp"
 #include "session/server_session.hpp"
@@ -139,9 +140,11 @@ void BenchMode::finish() {
                 stalls_.quantile(0.5), stalls_.count());
     std::printf("GUI-thread CPU between two ticks (the app's own share of a stall): max %.1f ms, p99 %.1f ms\n", busy_.max(),
                 busy_.quantile(0.99));
-    std::printf("first load: first poll after %.0f ms, in every model (staged) after %.0f ms; up to then: stall max %.1f ms, "
+    // A run too short for the first load to finish says so rather than printing a time.
+    const std::string done = firstLoadDoneAtMs_ < 0 ? std::string("not yet") : "after " + std::to_string(std::lround(firstLoadDoneAtMs_)) + " ms";
+    std::printf("first load: first poll after %.0f ms, in every model (staged) %s; up to then: stall max %.1f ms, "
                 "p99 %.1f ms, GUI-thread CPU max %.1f ms\n",
-                firstPollAtMs_, firstLoadDoneAtMs_, firstLoadStalls_.max(), firstLoadStalls_.quantile(0.99), firstLoadBusy_.max());
+                firstPollAtMs_, done.c_str(), firstLoadStalls_.max(), firstLoadStalls_.quantile(0.99), firstLoadBusy_.max());
     std::printf("RSS: %ld KiB at start, %ld KiB after the first load, %ld KiB at the end; %d threads\n", rssStart_, rssFirstLoad_,
                 rssKiB(), threadCount());
     if (!rssAt_.empty()) {
