@@ -15,3 +15,5 @@ pglock_add_test(test_staged_feeder SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_staged
 pglock_add_test(test_lock_cells SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_lock_cells.cpp LIBS lockscope_ui)
 # LockTreeModel: the Tree tab's rows, edge names, the worst root's line, no reset for a same-shape poll.
 pglock_add_test(test_lock_tree_model SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_lock_tree_model.cpp LIBS lockscope_ui)
+# summarize() (no server): the oldest hold per lock in any order of locks, stale start times ignored.
+pglock_add_test(test_lock_summary SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_lock_summary.cpp LIBS lockscope_ui)

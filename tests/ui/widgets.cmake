@@ -16,3 +16,6 @@ pglock_add_test(test_first_screen SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_first_s
 # One lock, one name (offscreen, real server): a lock named by its holder shows the same name in
 # the locks view, the session panel, the timeline, the histogram, the history and its CSV.
 pglock_add_test(test_one_name SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_one_name.cpp PG LIBS lockscope_ui PostgreSQL::PostgreSQL)
+# The locks view (no server, offscreen): a change under a collapsed lock looks up no row (the
+# 50,000-lock view's once-a-second scan); one under an expanded lock repaints its cell.
+pglock_add_test(test_locks_tree_view SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_locks_tree_view.cpp LIBS lockscope_ui Qt6::Widgets)

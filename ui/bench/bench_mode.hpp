@@ -72,8 +72,10 @@ private:
     QTimer end_;
     QElapsedTimer clock_;
     qint64 lastProbeNs_ = 0;
-    // Stalls (ms late) of the probe ticks before and after the first poll arrived: the first poll
-    // loads every row at once, the others merge what changed.
+    // Stalls (ms late) of the probe ticks during and after the first load: from the start until
+    // the first poll's result has reached every model (the locks view stages a big one in over
+    // several event-loop turns, then the charts take it in a turn of their own); later polls
+    // merge what changed.
     DelayHistogram firstLoadStalls_, stalls_;
     // The GUI thread's own CPU time between consecutive ticks: on a loaded machine a tick is also
     // late while other processes have the CPU, which is no work of the app's; this part is.
@@ -81,13 +83,14 @@ private:
     double lastProbeCpuMs_ = 0;
     quint64 polls_ = 0;
     std::size_t lockRows_ = 0, waiterRows_ = 0;
-    long rssStart_ = -1, rssFirstPoll_ = -1;
+    long rssStart_ = -1, rssFirstLoad_ = -1;
     struct MemoryAt {
         quint64 polls = 0;
         long rssKiB = 0, heapKiB = 0;
     };
     std::vector<MemoryAt> rssAt_;
     double firstPollAtMs_ = -1;
+    double firstLoadDoneAtMs_ = -1;  // the first probe tick that found the first load done
 };
 
 }  // namespace lockscope

@@ -1,6 +1,7 @@
 #include "models/lock_summary.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <string_view>
 
@@ -15,12 +16,25 @@ LockSummary summarize(const PollResult& result, const SummaryThresholds& thresho
     const auto& snap = *result.snapshot;
     const double now = snap.server_now;
     std::set<int> waiting, idleHolders;
+    // The hold start times are a map by (lock, pid) and the monitor's locks come sorted by lock:
+    // one walk along both instead of a tree lookup per holder (at 50,000 locks the lookups were
+    // most of this function, which runs on the GUI thread for every poll).
+    auto since = result.held_since.begin();
+    const auto sinceEnd = result.held_since.end();
+    std::optional<pglock::monitor::LockId> previous;
     for (const LockEntry& e : snap.locks) {
         const auto id = pglock::monitor::id_of(e);
+        if (previous && id < *previous) since = result.held_since.lower_bound({id, std::numeric_limits<int>::min()});  // unsorted input
+        previous = id;
+        while (since != sinceEnd && since->first.first < id) ++since;
         if (!e.holders.empty()) ++out.locksHeld;
         std::optional<double> oldest;
+        for (auto it = since; it != sinceEnd && it->first.first == id; ++it) {
+            const int pid = it->first.second;
+            if (std::none_of(e.holders.begin(), e.holders.end(), [pid](const auto& h) { return h.pid == pid; })) continue;
+            if (!oldest || it->second < *oldest) oldest = it->second;
+        }
         for (const auto& h : e.holders) {
-            if (const auto since = result.heldSince(id, h.pid); since && (!oldest || *since < *oldest)) oldest = since;
             const auto b = snap.backends.find(h.pid);
             if (b == snap.backends.end()) continue;
             const Backend& be = b->second;

@@ -121,6 +121,8 @@ void ServerSession::refreshNames() {
 
 bool ServerSession::stale() const { return model_->stale(); }
 
+bool ServerSession::catchingUp() const { return feeder_->staging() || !chartQueue_.empty(); }
+
 void ServerSession::onResult(const PollResultPtr& result) {
     // The previous result is freed on the poll thread once nothing here holds it any more.
     PollResultPtr previous = std::exchange(latest_, result);

@@ -80,6 +80,9 @@ public:
     LocksModel& locksModel() { return *model_; }
     LockTreeModel& lockTreeModel() { return *treeModel_; }
     StagedSnapshotFeeder& locksFeeder() { return *feeder_; }
+    // Some result has not reached every model yet: the locks view is staging one in, or the
+    // charts wait for their turn. The first load ends when this turns false after the first poll.
+    bool catchingUp() const;
     charts::ChartModels& chartModels() { return *charts_; }
     history::HistoryRecorder& historyRecorder() { return *history_; }
     MetricsScraper& metricsScraper() { return *scraper_; }

@@ -46,6 +46,7 @@
 #include "widgets/catalog_panel.hpp"
 #include "widgets/connection_dialog.hpp"
 #include "widgets/lock_tree_panel.hpp"
+#include "widgets/locks_tree_view.hpp"
 #include "widgets/locks_view_layout.hpp"
 #include "widgets/my_locks_panel.hpp"
 #include "widgets/name_input.hpp"
@@ -78,7 +79,7 @@ MainWindow::MainWindow(CatalogStore& catalog, QWidget* parent) : QMainWindow(par
     proxy_ = new LocksFilterProxy(this);
     proxy_->setSourceModel(model_);
 
-    view_ = new QTreeView(this);
+    view_ = new LocksTreeView(this);
     view_->setObjectName(QStringLiteral("locksView"));
     view_->setModel(proxy_);
     view_->setSortingEnabled(true);

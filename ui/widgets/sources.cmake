@@ -1,6 +1,7 @@
 list(APPEND LOCKSCOPE_WIDGETS_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/main_window.cpp
   ${CMAKE_CURRENT_LIST_DIR}/locks_view_layout.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/locks_tree_view.cpp
   ${CMAKE_CURRENT_LIST_DIR}/summary_strip.cpp
   ${CMAKE_CURRENT_LIST_DIR}/shortcuts_dialog.cpp
   ${CMAKE_CURRENT_LIST_DIR}/main_window_keys.cpp
