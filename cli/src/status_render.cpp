@@ -348,7 +348,9 @@ std::string render_status_json(const Snapshot& snapshot, const StatusContext& co
                            "\",\"evidence\":" + json_quote((*evidence)[j].text) + "}";
             out += "]}";
         }
-        out += "],\"waiters\":[";
+        out += "]";
+        if (context.claims && bigint) out += ",\"claims\":" + render_lock_claims_json(*context.claims, lock.key);
+        out += ",\"waiters\":[";
         for (std::size_t i = 0; i < lock.waiters.size(); ++i) {
             const auto& w = lock.waiters[i];
             if (i) out += ',';
