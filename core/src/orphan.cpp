@@ -122,6 +122,10 @@ void OrphanWatch::update(const Snapshot& snapshot) {
     }
 }
 
+bool about_lock(const OrphanEvidence& evidence, const LockEntry& lock) noexcept {
+    return !evidence.key || (lock.form == KeyForm::bigint && lock.key == *evidence.key);
+}
+
 void add_unclaimed(std::map<int, std::vector<OrphanEvidence>>& flags, const std::vector<claims::Disagreement>& found,
                    double now) {
     for (const claims::Disagreement& d : found) {
@@ -129,7 +133,8 @@ void add_unclaimed(std::map<int, std::vector<OrphanEvidence>>& flags, const std:
         const std::string lock = std::to_string(d.key) + (d.name.empty() ? "" : " (" + d.name + ")");
         flags[d.pid].push_back({OrphanSign::unclaimed, "its application (" + d.endpoint + ") does not claim key " + lock +
                                                            ", which this backend holds (for " +
-                                                           duration_text(now - d.since) + ")"});
+                                                           duration_text(now - d.since) + ")",
+                                d.key});
     }
 }
 

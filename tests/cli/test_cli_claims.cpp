@@ -88,6 +88,10 @@ private slots:
             QCOMPARE(lock_claims[0].toObject()["pid"].toInt(), leak_pid);
             QVERIFY(lock_claims[0].toObject()["since_s"].toDouble() >= 0);
             QVERIFY2(lock_of(r, key_of(name + ".leak"))["claims"].toArray().isEmpty(), r.out.constData());
+            // The same backend holds the guard's own lock, which the application claims: the
+            // unclaimed evidence is about the other key only.
+            QVERIFY2(lock_of(r, key_of(name + ".leak"))["holders"].toArray()[0].toObject()["orphan_evidence"].toArray().isEmpty(),
+                     r.out.constData());
             const QJsonArray evidence = leaked["holders"].toArray()[0].toObject()["orphan_evidence"].toArray();
             QVERIFY2(evidence.size() == 1, r.out.constData());
             QCOMPARE(evidence[0].toObject()["sign"].toString(), QStringLiteral("unclaimed"));

@@ -220,6 +220,13 @@ private slots:
         QVERIFY2(has(e, mon::OrphanSign::unclaimed, "its application (http://app:9/metrics) does not claim key 7 (jobs.a), "
                                                     "which this backend holds (for 1m5s)"),
                  shown(e).c_str());
+        // About the unclaimed key's lock only; a backend-wide sign is about every lock.
+        mon::LockEntry seven, eight;
+        seven.key = 7;
+        eight.key = 8;
+        QVERIFY(mon::about_lock(e->at(0), seven));
+        QVERIFY(!mon::about_lock(e->at(0), eight));
+        QVERIFY(mon::about_lock({mon::OrphanSign::idle_holder, "idle"}, eight));
         QVERIFY(!mon::pooler_sign(mon::OrphanSign::unclaimed));
         QCOMPARE(mon::sign_name(mon::OrphanSign::unclaimed), std::string_view("unclaimed"));
     }

@@ -93,6 +93,8 @@ private slots:
             const qint64 leakKey = pglock::key_of((name + ".leak").toStdString());
             QVERIFY(lockRow(model, leakKey).isValid());
             QVERIFY(!lockRow(model, leakKey).data(LocksModel::ClaimsRole).isValid());
+            // Nor an orphan triangle: the unclaimed evidence speaks of the leaked key only.
+            QVERIFY(!lockRow(model, leakKey).siblingAtColumn(LocksModel::State).data(Qt::DecorationRole).isValid());
             session.disconnect();
         } catch (const std::exception& e) {
             QFAIL(e.what());

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <map>
 #include <set>
 #include <string>
@@ -38,7 +40,14 @@ constexpr bool pooler_sign(OrphanSign sign) noexcept {
 struct OrphanEvidence {
     OrphanSign sign;
     std::string text;  // for people: "idle (not in a transaction) for 2m 5s while 1 session waits"
+    // The one lock it is about (unclaimed: the bigint key the application does not claim); none:
+    // the whole backend, every lock it holds.
+    std::optional<std::int64_t> key{};
 };
+
+// Whether `evidence` speaks of `lock` (one of its holder's locks): the backend-wide signs speak
+// of all of them, an `unclaimed` one of its key only, not of the locks the application claims.
+bool about_lock(const OrphanEvidence& evidence, const LockEntry& lock) noexcept;
 
 // Why `backend` looks like a pooler's server connection, from what pg_stat_activity shows of it:
 // a pooler's name in application_name or client_hostname (PgBouncer, Pgpool-II, Odyssey, PgCat,
