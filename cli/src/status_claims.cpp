@@ -74,6 +74,17 @@ std::string render_claims_json(const ClaimsReport& report) {
     return out + "]";
 }
 
+std::string render_lock_claims_json(const ClaimsReport& report, std::int64_t key) {
+    std::string out = "[";
+    for (const auto& d : report.found) {
+        if (d.key != key) continue;
+        if (out.size() > 1) out += ',';
+        out += "{\"kind\":\"" + std::string(claims::kind_string(d.kind)) + "\",\"url\":" + json_quote(d.endpoint) +
+               ",\"pid\":" + std::to_string(d.pid) + ",\"since_s\":" + seconds(report.now - d.since) + "}";
+    }
+    return out + "]";
+}
+
 std::string render_claims_text(const ClaimsReport& report) {
     // The key=value style of the status lines; a value with spaces or '=' is quoted.
     auto field = [](std::string_view value) {

@@ -2,6 +2,7 @@
 // /metrics pages) joined with the poll: ghosts and leaks per endpoint (pglock/claims.hpp).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ std::vector<EndpointReport> scrape_endpoints(const std::vector<std::string>& url
 
 // `"app_metrics":[...]`, a member for status --json (fields in docs/cli.md).
 std::string render_claims_json(const ClaimsReport& report);
+// The ghosts and leaks on one key, a lock object's "claims" member for status --json:
+// `[{"kind":"ghost"|"leak","url":...,"pid":...,"since_s":...}]`.
+std::string render_lock_claims_json(const ClaimsReport& report, std::int64_t key);
 // Lines for the text status, each ending in '\n'.
 std::string render_claims_text(const ClaimsReport& report);
 

@@ -52,8 +52,13 @@ const std::string* holder_prefix_of(const LockEntry& lock, const StatusContext& 
     return &lock.holder_name->name;
 }
 
-const std::vector<monitor::OrphanEvidence>* orphan_evidence(int pid, const StatusContext& context) {
-    return context.orphans ? context.orphans->evidence(pid) : nullptr;
+// The holder's orphan evidence that speaks of this lock (monitor::about_lock).
+std::vector<const monitor::OrphanEvidence*> orphan_evidence(const LockEntry& lock, int pid, const StatusContext& context) {
+    std::vector<const monitor::OrphanEvidence*> out;
+    if (const auto* all = context.orphans ? context.orphans->evidence(pid) : nullptr)
+        for (const auto& e : *all)
+            if (monitor::about_lock(e, lock)) out.push_back(&e);
+    return out;
 }
 
 // Seconds since the tracker first saw the hold; nullopt when this snapshot is the first to show
@@ -277,14 +282,13 @@ std::string render_status_text(const Snapshot& snapshot, const StatusContext& co
             out += " user=" + field(b ? b->usename : std::string());
             out += " client=" + (b && !b->client_addr.empty() ? field(b->client_addr) : std::string("local"));
             if (b && !b->client_hostname.empty()) out += " host=" + field(b->client_hostname);
-            const auto* evidence = orphan_evidence(h.pid, context);
-            if (evidence) {
+            const auto evidence = orphan_evidence(lock, h.pid, context);
+            if (!evidence.empty()) {
                 out += " orphan?=";
-                for (std::size_t i = 0; i < evidence->size(); ++i) out += (i ? "," : "") + std::string(monitor::sign_name((*evidence)[i].sign));
+                for (std::size_t i = 0; i < evidence.size(); ++i) out += (i ? "," : "") + std::string(monitor::sign_name(evidence[i]->sign));
             }
             out += " held=" + seconds_text(held_for(lock, h.pid, snapshot, context)) + "\n";
-            if (evidence)
-                for (const auto& e : *evidence) out += "    evidence: " + e.text + "\n";
+            for (const auto* e : evidence) out += "    evidence: " + e->text + "\n";
         }
         for (const auto& w : lock.waiters) {
             const monitor::Backend* b = backend_of(snapshot, w.pid);
@@ -342,13 +346,15 @@ std::string render_status_json(const Snapshot& snapshot, const StatusContext& co
             out += ",\"client_hostname\":" + json_string_or_null(b ? b->client_hostname : std::string());
             out += ",\"held_for_s\":" + json_opt(held_for(lock, h.pid, snapshot, context));
             out += ",\"orphan_evidence\":[";
-            if (const auto* evidence = orphan_evidence(h.pid, context))
-                for (std::size_t j = 0; j < evidence->size(); ++j)
-                    out += std::string(j ? "," : "") + "{\"sign\":\"" + std::string(monitor::sign_name((*evidence)[j].sign)) +
-                           "\",\"evidence\":" + json_quote((*evidence)[j].text) + "}";
+            const auto evidence = orphan_evidence(lock, h.pid, context);
+            for (std::size_t j = 0; j < evidence.size(); ++j)
+                out += std::string(j ? "," : "") + "{\"sign\":\"" + std::string(monitor::sign_name(evidence[j]->sign)) +
+                       "\",\"evidence\":" + json_quote(evidence[j]->text) + "}";
             out += "]}";
         }
-        out += "],\"waiters\":[";
+        out += "]";
+        if (context.claims && bigint) out += ",\"claims\":" + render_lock_claims_json(*context.claims, lock.key);
+        out += ",\"waiters\":[";
         for (std::size_t i = 0; i < lock.waiters.size(); ++i) {
             const auto& w = lock.waiters[i];
             if (i) out += ',';

@@ -175,6 +175,7 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
             tracker.update(*snapshot);
             tracker.take_finished();
             orphans.update(*snapshot);
+            if (scrapes) orphans.add_unclaimed(claims_report.found, claims_report.now);
             context.context_locks = context_locks.get();
             last_server_now = snapshot->server_now;
             std::string frame;

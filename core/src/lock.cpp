@@ -14,6 +14,7 @@
 #include "pglock/sqlstate.hpp"
 #include "pglock/key_collision.hpp"
 #include "lock_impl.hpp"
+#include "transaction_ops.hpp"
 #include "session_ops.hpp"
 #include "watcher.hpp"
 
@@ -583,8 +584,15 @@ bool Lock::try_acquire_xact(Transaction* tx, const Context& ctx) {
                                                       detail::current_application_name(tx->session()), impl_->name);
         }
         const char* app = impl_->names_holder ? named.c_str() : nullptr;
-        granted = run_lock_statement(*impl_, tx->session(), {st.xact_name, st.xact_sql, true, Scope::transaction, app, nullptr},
-                                     ctx).granted;
+        const Granted got =
+            run_lock_statement(*impl_, tx->session(), {st.xact_name, st.xact_sql, true, Scope::transaction, app, nullptr}, ctx);
+        granted = got.granted;
+        // The process holds it until the transaction ends: lock_held_info says so, or a monitor
+        // joining the claims with the server would take it for a leak of this process.
+        if (granted) {
+            impl_->claim(got.pid);
+            detail::TransactionOps::at_end(*tx, [impl = impl_, pid = got.pid] { impl->unclaim(pid); });
+        }
     } catch (const Error& e) {
         fail(*impl_, e);
     } catch (const std::exception& e) {

@@ -54,6 +54,7 @@ std::string_view sign_name(OrphanSign sign) noexcept {
     case OrphanSign::idle_holder: return "idle_holder";
     case OrphanSign::pooler_client: return "pooler_client";
     case OrphanSign::pooled_backend: return "pooled_backend";
+    case OrphanSign::unclaimed: return "unclaimed";
     }
     return "";
 }
@@ -121,6 +122,22 @@ void OrphanWatch::update(const Snapshot& snapshot) {
     }
 }
 
+bool about_lock(const OrphanEvidence& evidence, const LockEntry& lock) noexcept {
+    return !evidence.key || (lock.form == KeyForm::bigint && lock.key == *evidence.key);
+}
+
+void add_unclaimed(std::map<int, std::vector<OrphanEvidence>>& flags, const std::vector<claims::Disagreement>& found,
+                   double now) {
+    for (const claims::Disagreement& d : found) {
+        if (d.kind != claims::Kind::leak || !d.confirmed()) continue;
+        const std::string lock = std::to_string(d.key) + (d.name.empty() ? "" : " (" + d.name + ")");
+        flags[d.pid].push_back({OrphanSign::unclaimed, "its application (" + d.endpoint + ") does not claim key " + lock +
+                                                           ", which this backend holds (for " +
+                                                           duration_text(now - d.since) + ")",
+                                d.key});
+    }
+}
+
 const std::vector<OrphanEvidence>* OrphanWatch::evidence(int pid) const {
     const auto it = flags_.find(pid);
     return it == flags_.end() ? nullptr : &it->second;
@@ -130,7 +147,7 @@ bool OrphanWatch::pooled(int pid) const {
     if (const auto s = seen_.find(pid); s != seen_.end() && s->second.names.size() > 1) return true;
     if (const auto* e = evidence(pid))
         for (const auto& x : *e)
-            if (x.sign != OrphanSign::idle_holder) return true;
+            if (pooler_sign(x.sign)) return true;
     return false;
 }
 

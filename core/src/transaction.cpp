@@ -1,6 +1,9 @@
 #include "pglock/transaction.hpp"
 
+#include <utility>
+
 #include "pglock/error.hpp"
+#include "transaction_ops.hpp"
 #include "session_ops.hpp"
 
 namespace pglock {
@@ -24,6 +27,13 @@ Transaction::~Transaction() {
     } catch (...) {
         session_.discard();  // a session we could not roll back must not be reused
     }
+    ended();
+}
+
+void Transaction::ended() noexcept {
+    // Whether the statement worked or the session was discarded, the server no longer holds the
+    // transaction's locks.
+    for (auto& f : std::exchange(at_end_, {})) f();
 }
 
 void Transaction::commit(const Context& ctx) { finish("COMMIT", ctx); }
@@ -36,8 +46,10 @@ void Transaction::finish(const char* sql, const Context& ctx) {
         session_->exec(sql, {}, ctx);
     } catch (...) {
         session_.discard();
+        ended();
         throw;
     }
+    ended();
 }
 
 }  // namespace pglock

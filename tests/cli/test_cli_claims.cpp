@@ -20,6 +20,13 @@ QJsonObject app_metrics(const Run& r) {
     return apps.size() == 1 ? apps[0].toObject() : QJsonObject{};
 }
 
+// The lock object of `key` in status --json, empty when the poll shows no such lock.
+QJsonObject lock_of(const Run& r, qint64 key) {
+    for (const auto& l : QJsonDocument::fromJson(r.out).object()["locks"].toArray())
+        if (l.toObject()["key"].toInteger() == key) return l.toObject();
+    return {};
+}
+
 }  // namespace
 
 class TestCliClaims : public QObject {
@@ -43,6 +50,9 @@ private slots:
             QVERIFY2(app["error"].isNull(), r.out.constData());
             QCOMPARE(app["claimed"].toInt(), 2);
             QVERIFY2(app["ghosts"].toArray().isEmpty() && app["leaks"].toArray().isEmpty(), r.out.constData());
+            // Per lock too: a claims list, empty.
+            const QJsonObject held = lock_of(r, key_of(name + ".leak"));
+            QVERIFY2(held["claims"].isArray() && held["claims"].toArray().isEmpty(), r.out.constData());
 
             holder.lease();
             RawConn admin(dsn());
@@ -66,6 +76,28 @@ private slots:
             const QJsonObject leak = leaks[0].toObject();
             QCOMPARE(leak["key"].toInteger(), key_of(name + ".extra"));
             QCOMPARE(leak["pid"].toInt(), leak_pid);
+            // Per lock: the leaked key's object carries it, and its holder has the orphan sign
+            // "unclaimed" with the application's URL as evidence. The ghost's key is held by no
+            // backend: no lock object, app_metrics alone lists it.
+            QVERIFY2(lock_of(r, key_of(name + ".ghost")).isEmpty(), r.out.constData());
+            const QJsonObject leaked = lock_of(r, key_of(name + ".extra"));
+            const QJsonArray lock_claims = leaked["claims"].toArray();
+            QVERIFY2(lock_claims.size() == 1, r.out.constData());
+            QCOMPARE(lock_claims[0].toObject()["kind"].toString(), QStringLiteral("leak"));
+            QCOMPARE(lock_claims[0].toObject()["url"].toString(), url);
+            QCOMPARE(lock_claims[0].toObject()["pid"].toInt(), leak_pid);
+            QVERIFY(lock_claims[0].toObject()["since_s"].toDouble() >= 0);
+            QVERIFY2(lock_of(r, key_of(name + ".leak"))["claims"].toArray().isEmpty(), r.out.constData());
+            // The same backend holds the guard's own lock, which the application claims: the
+            // unclaimed evidence is about the other key only.
+            QVERIFY2(lock_of(r, key_of(name + ".leak"))["holders"].toArray()[0].toObject()["orphan_evidence"].toArray().isEmpty(),
+                     r.out.constData());
+            const QJsonArray evidence = leaked["holders"].toArray()[0].toObject()["orphan_evidence"].toArray();
+            QVERIFY2(evidence.size() == 1, r.out.constData());
+            QCOMPARE(evidence[0].toObject()["sign"].toString(), QStringLiteral("unclaimed"));
+            QVERIFY2(evidence[0].toObject()["evidence"].toString().startsWith(
+                         QStringLiteral("its application (%1) does not claim key %2").arg(url).arg(key_of(name + ".extra"))),
+                     r.out.constData());
 
             // The text form says the same.
             r = run({"--dsn", dsn(), "status", "--metrics-url", url});
@@ -77,6 +109,10 @@ private slots:
                      r.out.constData());
             QVERIFY2(text.contains(QStringLiteral("  leak key=%1 name=unknown pid=%2 for=")
                                        .arg(key_of(name + ".extra")).arg(leak_pid)),
+                     r.out.constData());
+            QVERIFY2(text.contains(QStringLiteral(" orphan?=unclaimed ")), r.out.constData());
+            QVERIFY2(text.contains(QStringLiteral("    evidence: its application (%1) does not claim key %2, which this backend holds (for ")
+                                       .arg(url).arg(key_of(name + ".extra"))),
                      r.out.constData());
         } catch (const std::exception& e) {
             QFAIL(e.what());

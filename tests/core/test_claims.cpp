@@ -204,6 +204,45 @@ private slots:
         QVERIFY2(join.candidates().empty(), describe(join.candidates()).c_str());
     }
 
+    // A transaction-level lock taken through the library is the process's too: while the
+    // transaction lasts lock_held_info claims it on the transaction's backend, and its commit
+    // ends the claim. Without that, a pooled backend the app claimed a moment before (so the join
+    // counts it as the app's) shows the transaction's lock as a leak: a false alarm.
+    void xact_lock_is_claimed_not_a_leak() {
+        guarded([&] {
+            auto registry = std::make_shared<prometheus::Registry>();
+            pglock::LockOptions opts;
+            opts.metrics = pglock::make_prometheus_metrics(registry);
+            pglock::Pool one(dsn_, {.max_size = 1});  // the transaction gets the guard's backend back
+            const auto session_name = pgt::unique_name("claims.session");
+            const auto xact_name = pgt::unique_name("claims.xact");
+            Lock session_lock(one, session_name, opts);
+            Lock xact_lock(one, xact_name, opts);
+            auto monitor_session = pglock::Session::connect(dsn_);
+            claims::Join join;
+            double t = 0;
+            auto observe = [&] {
+                join.poll(pglock::monitor::poll(monitor_session), ++t);
+                join.scrape("app", scrape(*registry).held, ++t);
+                join.poll(pglock::monitor::poll(monitor_session), ++t);
+            };
+
+            auto g = session_lock.try_acquire();
+            QVERIFY(g);
+            const int pid = g->backend_pid();
+            observe();
+            QVERIFY(!g->release());
+            pglock::Transaction tx(one);
+            QVERIFY(tx.session().backend_pid() == pid);
+            QVERIFY(xact_lock.try_acquire_xact(&tx));
+            observe();
+            QVERIFY2(join.confirmed().empty(), describe(join.confirmed()).c_str());
+            QCOMPARE(describe(scrape(*registry).held), describe({{xact_name, xact_lock.key(), pid}}));
+            tx.commit();
+            QVERIFY2(scrape(*registry).held.empty(), describe(scrape(*registry).held).c_str());
+        });
+    }
+
     // End to end on the server: a guard whose lost-lock notice is held back by a session lease
     // (the watcher leaves a leased session alone) while its backend is terminated is a ghost; a
     // lock taken on a guard's session behind its back is a leak.

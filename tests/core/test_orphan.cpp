@@ -203,6 +203,33 @@ private slots:
             obs.query("SELECT pg_terminate_backend($1::int)", {std::to_string(x)});  // the lock goes with it
         });
     }
+
+    // The claims join's confirmed leaks become "unclaimed" evidence of their holder; ghosts (their
+    // pid holds nothing) and leaks not yet confirmed do not, and "unclaimed" is no pooler sign.
+    void unclaimed_evidence_from_confirmed_leaks() {
+        namespace claims = pglock::claims;
+        std::map<int, std::vector<mon::OrphanEvidence>> flags;
+        const std::vector<claims::Disagreement> found{
+            {claims::Kind::leak, "http://app:9/metrics", 41, 7, "jobs.a", 100, 2, 1},
+            {claims::Kind::leak, "http://app:9/metrics", 42, 8, "", 100, 1, 1},   // one poll only
+            {claims::Kind::ghost, "http://app:9/metrics", 43, 9, "jobs.b", 100, 2, 1},
+        };
+        mon::add_unclaimed(flags, found, 165);
+        QCOMPARE(flags.size(), std::size_t{1});
+        const auto* e = &flags.at(41);
+        QVERIFY2(has(e, mon::OrphanSign::unclaimed, "its application (http://app:9/metrics) does not claim key 7 (jobs.a), "
+                                                    "which this backend holds (for 1m5s)"),
+                 shown(e).c_str());
+        // About the unclaimed key's lock only; a backend-wide sign is about every lock.
+        mon::LockEntry seven, eight;
+        seven.key = 7;
+        eight.key = 8;
+        QVERIFY(mon::about_lock(e->at(0), seven));
+        QVERIFY(!mon::about_lock(e->at(0), eight));
+        QVERIFY(mon::about_lock({mon::OrphanSign::idle_holder, "idle"}, eight));
+        QVERIFY(!mon::pooler_sign(mon::OrphanSign::unclaimed));
+        QCOMPARE(mon::sign_name(mon::OrphanSign::unclaimed), std::string_view("unclaimed"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestOrphan)

@@ -81,10 +81,20 @@ private slots:
             QVERIFY(row.data(Qt::DecorationRole).isValid());
             QVERIFY2(row.data(Qt::ToolTipRole).toString().contains(QStringLiteral("Leak: pid %1").arg(holder.leakPid())),
                      qPrintable(row.data(Qt::ToolTipRole).toString()));
+            // And its holder is probably orphaned: the State cell's marker, and the evidence names
+            // the application's endpoint.
+            const QModelIndex state = row.siblingAtColumn(LocksModel::State);
+            QTRY_VERIFY_WITH_TIMEOUT(state.data(Qt::DecorationRole).isValid(), 10000);
+            const QString stateTip = state.data(Qt::ToolTipRole).toString();
+            QVERIFY2(stateTip.contains(QStringLiteral("PID %1 is probably orphaned:").arg(holder.leakPid())) &&
+                         stateTip.contains(QStringLiteral("its application (%1) does not claim key %2").arg(holder.url()).arg(extraKey)),
+                     qPrintable(stateTip));
             // The guard's own lock on that backend is claimed: no marker.
             const qint64 leakKey = pglock::key_of((name + ".leak").toStdString());
             QVERIFY(lockRow(model, leakKey).isValid());
             QVERIFY(!lockRow(model, leakKey).data(LocksModel::ClaimsRole).isValid());
+            // Nor an orphan triangle: the unclaimed evidence speaks of the leaked key only.
+            QVERIFY(!lockRow(model, leakKey).siblingAtColumn(LocksModel::State).data(Qt::DecorationRole).isValid());
             session.disconnect();
         } catch (const std::exception& e) {
             QFAIL(e.what());

@@ -92,6 +92,14 @@ private slots:
                                       "No session waits on it.\n"
                                       "No sign of a connection pooler in front of it.\n"
                                       "No transaction is open: no work is rolled back; its session-level locks are released."));
+        // A lock its application does not claim (a confirmed leak) says the lock may be forgotten,
+        // not that a pooler serves the backend.
+        const std::vector<mon::OrphanEvidence> unclaimed{
+            {mon::OrphanSign::unclaimed, "its application (http://app:9/metrics) does not claim key 7, which this backend holds (for 5s)"}};
+        const QString leaked = terminateImpactText({impact, &unclaimed, [](std::int64_t) { return QStringLiteral("(unknown) 7"); }});
+        QVERIFY2(leaked.contains("No sign of a connection pooler in front of it.\n"
+                                 "Probably orphaned: its application (http://app:9/metrics) does not claim key 7"),
+                 qPrintable(leaked));
         impact.application_name = "pgbouncer";
         QVERIFY(terminateImpactText({impact, nullptr, {}}).contains("A pooled backend"));
         impact.found = false;

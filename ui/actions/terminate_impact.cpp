@@ -34,7 +34,7 @@ bool isPooledBackend(const TerminateImpactFacts& facts) {
     if (!pglock::monitor::pooler_hint(b).empty()) return true;
     if (facts.evidence)
         for (const auto& e : *facts.evidence)
-            if (e.sign != pglock::monitor::OrphanSign::idle_holder) return true;
+            if (pglock::monitor::pooler_sign(e.sign)) return true;
     return false;
 }
 
@@ -79,13 +79,13 @@ QString terminateImpactText(const TerminateImpactFacts& facts) {
             lines << QStringLiteral("  \u2022 ") + columns::shownText(hint);
         if (facts.evidence)
             for (const auto& e : *facts.evidence)
-                if (e.sign != pglock::monitor::OrphanSign::idle_holder) lines << QStringLiteral("  \u2022 ") + columns::shownText(e.text);
+                if (pglock::monitor::pooler_sign(e.sign)) lines << QStringLiteral("  \u2022 ") + columns::shownText(e.text);
     } else {
         lines << tr("No sign of a connection pooler in front of it.");
     }
     if (facts.evidence)
         for (const auto& e : *facts.evidence)
-            if (e.sign == pglock::monitor::OrphanSign::idle_holder) lines << tr("Probably orphaned: %1").arg(columns::shownText(e.text));
+            if (!pglock::monitor::pooler_sign(e.sign)) lines << tr("Probably orphaned: %1").arg(columns::shownText(e.text));
 
     if (const auto age = i.transaction_age()) {
         const QString open = tr("Its transaction has been open for %1").arg(LocksModel::formatDuration(*age));

@@ -91,6 +91,11 @@ QString ClaimsTracker::details(const QUrl& endpoint) const {
     return lines.join(QLatin1Char('\n'));
 }
 
+ClaimsTracker::OrphanEvidence ClaimsTracker::withUnclaimed(OrphanEvidence evidence) const {
+    pglock::monitor::add_unclaimed(evidence, confirmed_, now());
+    return evidence;
+}
+
 QHash<qint64, QString> ClaimsTracker::marksByKey() const {
     QHash<qint64, QString> marks;
     for (const auto& d : confirmed_) {

@@ -9,9 +9,11 @@
 #include <QString>
 #include <QUrl>
 
+#include <map>
 #include <vector>
 
 #include "pglock/claims.hpp"
+#include "pglock/orphan.hpp"
 
 namespace lockscope {
 
@@ -35,6 +37,11 @@ public:
     QString details(const QUrl& endpoint) const;
     // Per key: the lines of every disagreement about it (the locks view's marker and tooltip).
     QHash<qint64, QString> marksByKey() const;
+
+    // A poll's orphan evidence with each confirmed leak added as its holder's "unclaimed" sign
+    // (pglock::monitor::add_unclaimed): the locks view's State marker and tooltip.
+    using OrphanEvidence = std::map<int, std::vector<pglock::monitor::OrphanEvidence>>;
+    OrphanEvidence withUnclaimed(OrphanEvidence evidence) const;
 
 signals:
     void changed();

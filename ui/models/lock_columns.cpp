@@ -231,9 +231,16 @@ bool waiterStateChanged(const WaiterChange& c) {
 
 // A holder that is probably orphaned (pglock/orphan.hpp) marks the cell; the tooltip gives the
 // evidence under the holder's line.
+// Only the evidence that speaks of this row's lock: an unclaimed key marks its own row, not the
+// locks its application claims on the same backend (pglock::monitor::about_lock).
+bool orphanedHere(const LockRowView& row, int pid, const CellContext& ctx) {
+    const auto* evidence = ctx.model().orphanEvidence(pid);
+    return evidence && std::any_of(evidence->begin(), evidence->end(),
+                                   [&](const auto& e) { return pglock::monitor::about_lock(e, row.entry); });
+}
 bool anyOrphan(const LockRowView& row, const CellContext& ctx) {
     return std::any_of(row.entry.holders.begin(), row.entry.holders.end(),
-                       [&](const auto& h) { return ctx.model().orphanEvidence(h.pid) != nullptr; });
+                       [&](const auto& h) { return orphanedHere(row, h.pid, ctx); });
 }
 
 QVariant stateCell(const LockRowView& row, int role, const CellContext& ctx) {
@@ -247,10 +254,10 @@ QVariant stateCell(const LockRowView& row, int role, const CellContext& ctx) {
                 line += tr(" for %1").arg(L::formatDuration(row.snap.server_now - *b->state_change));
         }).toString();
         for (const auto& h : row.entry.holders) {
-            const auto* evidence = ctx.model().orphanEvidence(h.pid);
-            if (!evidence) continue;
+            if (!orphanedHere(row, h.pid, ctx)) continue;
             tip += tr("\nPID %1 is probably orphaned:").arg(h.pid);
-            for (const auto& e : *evidence) tip += QStringLiteral("\n  \u2022 ") + shownText(e.text);
+            for (const auto& e : *ctx.model().orphanEvidence(h.pid))
+                if (pglock::monitor::about_lock(e, row.entry)) tip += QStringLiteral("\n  \u2022 ") + shownText(e.text);
         }
         return tip;
     }

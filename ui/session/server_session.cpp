@@ -60,7 +60,11 @@ ServerSession::ServerSession(CatalogNameCache& names, QObject* parent) : QObject
         charts_->setScrapedHistograms(out);
     });
     // Ghosts and leaks mark their lock's row.
-    connect(claims_, &ClaimsTracker::changed, this, [this] { model_->setClaimMarks(claims_->marksByKey()); });
+    connect(claims_, &ClaimsTracker::changed, this, [this] {
+        model_->setClaimMarks(claims_->marksByKey());
+        // A leak is also its holder's orphan evidence ("unclaimed"), beside the poll's own.
+        if (latest_) model_->setOrphanEvidence(claims_->withUnclaimed(latest_->orphans));
+    });
     chartFeed_.setSingleShot(true);
     chartFeed_.setInterval(0);
     connect(&chartFeed_, &QTimer::timeout, this, &ServerSession::feedCharts);
@@ -137,7 +141,7 @@ void ServerSession::onResult(const PollResultPtr& result) {
         contextLocks_ = result->context_locks;
         if (differ && model_->rowCount() > 0) refreshNames();
     }
-    model_->setOrphanEvidence(result->orphans);
+    model_->setOrphanEvidence(claims_->withUnclaimed(result->orphans));
     // A result that adds thousands of locks (the first poll, a reconnect) reaches the locks model
     // over several event-loop turns (StagedSnapshotFeeder); the model takes the hold start times
     // from the same result.

@@ -51,7 +51,8 @@ public:
     // lock_held_info{name,key,pid} = 1: what this process believes it holds. A guard of this lock
     // holds it on backend `pid` (pg_backend_pid() of the lock statement) from the grant until its
     // release, or until it is found lost. One call per guard: a level taken again on the guard's
-    // session behind its back is not the guard's, and the guard's unlock drops it anyway.
+    // session behind its back is not the guard's, and the guard's unlock drops it anyway. A
+    // transaction-level grant (try_acquire_xact) calls it too, and unheld() when the Transaction ends.
     virtual void held(std::int64_t key, int pid) { (void)key; (void)pid; }
     virtual void unheld(int pid) { (void)pid; }
     // lock_lost_total{name}: a guard of this lock found its session dead (Guard::lost()).

@@ -1,10 +1,17 @@
 // An explicit transaction on a pooled session, for transaction-level advisory locks.
 #pragma once
 
+#include <functional>
+#include <vector>
+
 #include "pglock/context.hpp"
 #include "pglock/pool.hpp"
 
 namespace pglock {
+
+namespace detail {
+struct TransactionOps;
+}
 
 class Transaction {
 public:
@@ -25,9 +32,14 @@ public:
     void rollback(const Context& ctx = {});
 
 private:
+    friend struct detail::TransactionOps;
     void finish(const char* sql, const Context& ctx);
+    void ended() noexcept;
     PooledSession session_;
     bool active_ = false;
+    // Run once when the transaction ends (commit, rollback, or the destructor's rollback): what
+    // its transaction-level locks published (lock_held_info) goes with them.
+    std::vector<std::function<void()>> at_end_;
 };
 
 }  // namespace pglock
