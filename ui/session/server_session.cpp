@@ -133,8 +133,11 @@ void ServerSession::onResult(const PollResultPtr& result) {
     if (result->context_locks && result->context_locks != contextLocks_) {
         const bool differ = !contextLocks_ || !(*contextLocks_ == *result->context_locks);
         contextLocks_ = result->context_locks;
-        if (differ && !shown_) namesChangedWhileHidden_ = true;
-        if (differ && model_->rowCount() > 0) shown_ ? refreshNames() : charts_->refreshNames();
+        if (differ && shown_ && model_->rowCount() > 0) refreshNames();
+        if (differ && !shown_) {
+            namesChangedWhileHidden_ = true;  // the locks model renames when shown
+            charts_->refreshNames();
+        }
     }
     // Hidden, the locks model waits for setShown(true), which feeds it the latest result: 50
     // servers' merges a second for one view. The tree is small (built on the poll thread) and its
