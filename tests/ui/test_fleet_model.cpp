@@ -5,14 +5,17 @@
 // its waiters, its longest wait with the lock's name, and in its sparkline history; read-only is
 // per server. Then a failover on a primary + hot standby pair of the test's own: a session on a
 // multi-host conninfo shows the new host:port and "primary", one on the old primary alone shows
-// disconnected, and the session on the standby turns from "standby" to "primary".
+// disconnected, and the session on the standby turns from "standby" to "primary". Many results
+// a second reach the views as a few dataChanged a second (the Fleet table's repaints).
 #include <libpq-fe.h>
 
 #include <QAbstractItemModelTester>
 #include <QCoreApplication>
 #include <QStandardPaths>
 #include <QTcpServer>
+#include <QSignalSpy>
 #include <QUuid>
+#include <QElapsedTimer>
 #include <QtTest>
 
 #include <memory>
@@ -164,6 +167,30 @@ private slots:
         QTRY_VERIFY2_WITH_TIMEOUT(f.cell(a, FleetModel::Waiters) == QStringLiteral("0"), describe(f), 10000);
         QVERIFY(f.model.index(f.row(a), FleetModel::Trend).data(FleetModel::WaitersHistoryRole).value<QList<int>>().contains(1));
         QTRY_COMPARE_WITH_TIMEOUT(f.model.rank(f.row(down)), 0, 5000);
+    }
+
+    // Two servers polled as often as the poller allows: more results than the views hear of, at
+    // most once per FleetModel::kNotifyInterval (each dataChanged re-sorts and repaints the Fleet
+    // table); the numbers themselves are current at once.
+    void many_results_reach_the_views_as_a_few_refreshes_a_second() {
+        Fleet f;
+        auto& a = f.open(dsn_ + " dbname=" + db_ + "_a", QStringLiteral("a"));
+        auto& b = f.open(dsn_ + " dbname=" + db_ + "_b", QStringLiteral("b"));
+        for (auto* s : {&a, &b}) s->poller().setInterval(std::chrono::milliseconds(20));
+        QTRY_VERIFY2_WITH_TIMEOUT(f.polls(a) > 0 && f.polls(b) > 0, describe(f), 10000);
+        QSignalSpy changes(&f.model, &QAbstractItemModel::dataChanged);
+        const quint64 before = f.polls(a) + f.polls(b);
+        QElapsedTimer clock;
+        clock.start();
+        QTest::qWait(3000);
+        const qint64 ms = clock.elapsed();
+        const quint64 results = f.polls(a) + f.polls(b) - before;
+        const qint64 allowed = ms / FleetModel::kNotifyInterval.count() + 1;
+        // Fewer results than allowed refreshes would prove nothing.
+        QVERIFY2(static_cast<qint64>(results) > allowed, qPrintable(QStringLiteral("only %1 results in %2 ms").arg(results).arg(ms)));
+        QVERIFY2(changes.size() <= allowed, qPrintable(QStringLiteral("%1 dataChanged for %2 results in %3 ms (at most %4)")
+                                                          .arg(changes.size()).arg(results).arg(ms).arg(allowed)));
+        QVERIFY2(!changes.isEmpty(), "the views never heard of the results");
     }
 
     void a_failover_shows_as_a_new_primary_and_the_old_one_disconnected() {

@@ -17,7 +17,20 @@ QString seconds(const std::optional<double>& s) {
 }
 }  // namespace
 
-FleetModel::FleetModel(QObject* parent) : QAbstractTableModel(parent) {}
+FleetModel::FleetModel(QObject* parent) : QAbstractTableModel(parent) {
+    notify_.setSingleShot(true);
+    notify_.setInterval(kNotifyInterval);
+    connect(&notify_, &QTimer::timeout, this, &FleetModel::notifyViews);
+}
+
+void FleetModel::changed() {
+    if (!notify_.isActive()) notify_.start();
+}
+
+void FleetModel::notifyViews() {
+    if (rows_.empty()) return;
+    emit dataChanged(index(0, 0), index(static_cast<int>(rows_.size()) - 1, ColumnCount - 1));
+}
 
 void FleetModel::addSession(ServerSession* session) {
     if (session == nullptr || rowOf(session) >= 0) return;
@@ -119,15 +132,15 @@ void FleetModel::onResult(ServerSession* session, const PollResultPtr& result) {
     ++row.polls;
     row.waiters.push_back(row.summary.sessionsWaiting);
     while (row.waiters.size() > static_cast<std::size_t>(kHistoryLength)) row.waiters.pop_front();
-    emit dataChanged(index(at, 0), index(at, ColumnCount - 1));
     rerank();
+    changed();
 }
 
 void FleetModel::onChanged(ServerSession* session) {
     const int at = rowOf(session);
     if (at < 0) return;
-    emit dataChanged(index(at, 0), index(at, ColumnCount - 1));
     rerank();
+    changed();
 }
 
 void FleetModel::clearRow(ServerSession* session) {
@@ -138,8 +151,8 @@ void FleetModel::clearRow(ServerSession* session) {
     fresh.session = session;
     fresh.rank = row.rank;
     row = std::move(fresh);
-    emit dataChanged(index(at, 0), index(at, ColumnCount - 1));
     rerank();
+    changed();
 }
 
 void FleetModel::rerank() {
@@ -158,13 +171,13 @@ void FleetModel::rerank() {
         if (ba != bb) return ba > bb;
         return ra.session->label() < rb.session->label();
     });
+    bool moved = false;
     for (int rank = 0; rank < static_cast<int>(order.size()); ++rank) {
         Row& row = rows_[static_cast<std::size_t>(order[static_cast<std::size_t>(rank)])];
-        if (row.rank == rank) continue;
+        moved = moved || row.rank != rank;
         row.rank = rank;
-        const QModelIndex cell = index(order[static_cast<std::size_t>(rank)], Server);
-        emit dataChanged(cell, cell, {SortRole});
     }
+    if (moved) changed();
 }
 
 int FleetModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(rows_.size()); }

@@ -139,15 +139,18 @@ void ServerSession::onResult(const PollResultPtr& result) {
     if (result->context_locks && result->context_locks != contextLocks_) {
         const bool differ = !contextLocks_ || !(*contextLocks_ == *result->context_locks);
         contextLocks_ = result->context_locks;
-        if (differ && model_->rowCount() > 0) refreshNames();
+        if (differ && shown_ && model_->rowCount() > 0) refreshNames();
+        if (differ && !shown_) {
+            namesChangedWhileHidden_ = true;  // the locks model renames when shown
+            charts_->refreshNames();
+        }
     }
-    model_->setOrphanEvidence(claims_->withUnclaimed(result->orphans));
-    // A result that adds thousands of locks (the first poll, a reconnect) reaches the locks model
-    // over several event-loop turns (StagedSnapshotFeeder); the model takes the hold start times
-    // from the same result.
-    feeder_->feedResult(result);
+    // Hidden, the locks model waits for setShown(true), which feeds it the latest result: 50
+    // servers' merges a second for one view. The tree is small (built on the poll thread) and its
+    // worst root is watched also for servers not shown.
+    if (shown_) feedLocksModel(result);
     claims_->onPoll(*result->snapshot);
-    treeModel_->setResult(result);  // small: the sessions on chains, built on the poll thread
+    treeModel_->setResult(result);
     // The charts take the result in a later event-loop turn, not in this one: the first poll of
     // 10,000 locks would otherwise be one block of locks model + 10,000 timeline lanes, and every
     // later poll would add the charts' merge to the model's. Every result reaches them, in order
@@ -162,6 +165,26 @@ void ServerSession::onResult(const PollResultPtr& result) {
         emit stateChanged(poller_.state(), QString());
     }
     emit resultArrived(result);
+}
+
+void ServerSession::feedLocksModel(const PollResultPtr& result) {
+    model_->setOrphanEvidence(claims_->withUnclaimed(result->orphans));  // a leak is evidence too
+    // A result that adds thousands of locks (the first poll, a reconnect) reaches the locks model
+    // over several event-loop turns (StagedSnapshotFeeder); the model takes the hold start times
+    // from the same result.
+    feeder_->feedResult(result);
+}
+
+void ServerSession::setShown(bool shown) {
+    if (shown == shown_) return;
+    shown_ = shown;
+    if (!shown_) {
+        tick_.stop();
+        return;
+    }
+    tick_.start();
+    if (latest_) feedLocksModel(latest_);
+    if (std::exchange(namesChangedWhileHidden_, false)) model_->refreshNames();
 }
 
 void ServerSession::onPollerState(PollState state, const QString& message) {

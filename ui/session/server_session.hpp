@@ -6,6 +6,12 @@
 //
 // A window shows one or several of these; nothing here needs a window, so the same object runs
 // under the tests and the benchmark mode without one.
+//
+// Shown or hidden (setShown): a window over 50 servers shows one. A hidden session keeps what
+// cannot be rebuilt later — the charts' timeline and histogram (fed every result, in order: the
+// holds that ended are in no later result), the history (its own thread), the names learned from
+// holders, the claims, the small lock tree — and skips what the latest result rebuilds at once:
+// the locks model and its Held-for tick. setShown(true) feeds it the latest result.
 #pragma once
 
 #include <QHash>
@@ -62,6 +68,11 @@ public:
     // The catalog's names changed (the shared name cache has the new snapshot): rename everything.
     void refreshNames();
 
+    // Whether a view shows this session's locks model (default: shown). Hidden, it is not fed;
+    // shown again, it takes the latest result at once (see the header).
+    void setShown(bool shown);
+    bool shown() const { return shown_; }
+
     // The app's naming rule with everything this session knows (catalog, locks taken here, names
     // learned from holders). namer() is that rule as a function for the models and views.
     LockName nameOf(const pglock::monitor::LockId& id, std::int64_t key,
@@ -107,6 +118,7 @@ private:
     void onPollerState(PollState state, const QString& message);
     void feedCharts();
     void dropChartQueue();
+    void feedLocksModel(const PollResultPtr& result);  // with the orphans' evidence
 
     CatalogNameCache& names_;
     HolderNames holderNames_;              // names holders carried, kept after they let go
@@ -132,6 +144,8 @@ private:
     std::deque<PollResultPtr> chartQueue_;
     QTimer chartFeed_;
     PollResultPtr latest_;
+    bool shown_ = true;
+    bool namesChangedWhileHidden_ = false;  // the locks model renames when shown again
     QString lastPollTime_;
     QString label_;
     // In memory only: its secrets are masked in every message shown about this connection.

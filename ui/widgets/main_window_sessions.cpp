@@ -34,6 +34,8 @@ namespace lockscope {
 
 ServerSession* MainWindow::addSession() {
     auto* session = new ServerSession(*names_, this);
+    // Only the server the window shows feeds its locks model (ServerSession::setShown).
+    if (!sessions_.isEmpty()) session->setShown(false);
     sessions_ << session;
     if (sessions_.size() > 1) {
         // The window's settings: the interval and pause of the toolbar, the thresholds.
@@ -84,6 +86,8 @@ void MainWindow::setCurrentSession(ServerSession* session) {
 void MainWindow::bindCurrentSession() {
     for (const QMetaObject::Connection& c : std::as_const(bound_)) disconnect(c);
     bound_.clear();
+    // The one shown catches up with its latest result before the views below bind to it.
+    for (ServerSession* session : std::as_const(sessions_)) session->setShown(session == server_);
     readOnly_ = &server_->readOnlySwitch();
     locks_ = &server_->lockController();
     backends_ = &server_->backendActions();
