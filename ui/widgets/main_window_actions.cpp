@@ -170,11 +170,8 @@ void MainWindow::confirmBackendAction(int pid, bool terminate) {
 
 QString MainWindow::impactText(int pid, const pglock::monitor::BackendImpact* impact, const QString& error) const {
     if (!impact) return tr("Impact: could not be read (%1). Terminating still ends the session and rolls back its transaction.").arg(error);
-    const PollResultPtr latest = server_->latest();
-    const auto* evidence = latest ? [&]() -> const std::vector<pglock::monitor::OrphanEvidence>* {
-        const auto it = latest->orphans.find(pid);
-        return it == latest->orphans.end() ? nullptr : &it->second;
-    }() : nullptr;
+    // The evidence the State cell shows: the poll's and the claims' (a leak: "unclaimed").
+    const auto* evidence = model_->orphanEvidence(pid);
     const TerminateImpactFacts facts{*impact, evidence, [this](std::int64_t key) {
                                          const pglock::monitor::LockId id{pglock::monitor::KeyForm::bigint, pglock::tag_of(key)};
                                          return server_->nameOf(id, key, std::nullopt).text;
