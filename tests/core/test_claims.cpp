@@ -32,6 +32,14 @@ pglock::exposition::LockScrape scrape(prometheus::Registry& registry) {
     return parsed.scrape;
 }
 
+// What the join needs before it confirms a disagreement: a poll, a scrape of the app's
+// registry, and another poll, each a tick of the clock `t` later.
+void poll_scrape_poll(claims::Join& join, double& t, pglock::Session& monitor_session, prometheus::Registry& registry) {
+    join.poll(pglock::monitor::poll(monitor_session), ++t);
+    join.scrape("app", scrape(registry).held, ++t);
+    join.poll(pglock::monitor::poll(monitor_session), ++t);
+}
+
 std::string describe(const std::vector<HeldClaim>& held) {
     std::string s = "[";
     for (const auto& c : held) s += " {" + c.name + " " + std::to_string(c.key) + " pid " + std::to_string(c.pid) + "}";
@@ -221,11 +229,7 @@ private slots:
             auto monitor_session = pglock::Session::connect(dsn_);
             claims::Join join;
             double t = 0;
-            auto observe = [&] {
-                join.poll(pglock::monitor::poll(monitor_session), ++t);
-                join.scrape("app", scrape(*registry).held, ++t);
-                join.poll(pglock::monitor::poll(monitor_session), ++t);
-            };
+            auto observe = [&] { poll_scrape_poll(join, t, monitor_session, *registry); };
 
             auto g = session_lock.try_acquire();
             QVERIFY(g);
@@ -260,11 +264,7 @@ private slots:
             auto monitor_session = pglock::Session::connect(dsn_);
             claims::Join join;
             double t = 0;
-            auto observe = [&] {
-                join.poll(pglock::monitor::poll(monitor_session), ++t);
-                join.scrape("app", scrape(*registry).held, ++t);
-                join.poll(pglock::monitor::poll(monitor_session), ++t);
-            };
+            auto observe = [&] { poll_scrape_poll(join, t, monitor_session, *registry); };
 
             auto g = ghost_lock.try_acquire();
             auto h = leak_lock.try_acquire();
