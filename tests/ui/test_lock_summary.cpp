@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "models/lock_summary.hpp"
+#include "poller/poll_result.hpp"
 
 namespace {
 
@@ -52,6 +53,25 @@ private slots:
             QVERIFY(s.longestHold);
             QCOMPARE(*s.longestHold, 900.0);
         }
+    }
+
+    // The poll thread's summary is the answer for its own thresholds (the GUI thread walks
+    // nothing); any other thresholds (a setting changed since that poll) are computed afresh.
+    void a_result_s_own_summary_answers_for_its_thresholds_only() {
+        lockscope::PollResult r = result(true);
+        lockscope::SummaryThresholds polled;
+        polled.longHold = 50;
+        lockscope::LockSummary marked = lockscope::summarize(*r.snapshot, r.held_since, polled);
+        QCOMPARE(marked.longHolds, 2);
+        marked.locksHeld = 99;  // tells the stored summary from a fresh one
+        r.summary = lockscope::PollResult::Summary{polled, marked};
+        QCOMPARE(lockscope::summarize(r, polled).locksHeld, 99);
+
+        lockscope::SummaryThresholds changed = polled;
+        changed.longHold = 500;
+        const lockscope::LockSummary fresh = lockscope::summarize(r, changed);
+        QCOMPARE(fresh.locksHeld, 4);
+        QCOMPARE(fresh.longHolds, 1);  // only lock 2 (900 s)
     }
 };
 

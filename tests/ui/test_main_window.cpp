@@ -25,6 +25,7 @@
 #include "pg_conn.hpp"
 #include "pg_test_env.hpp"
 #include "pglock/key.hpp"
+#include "stores/app_settings.hpp"
 #include "stores/catalog_store.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/resolver_panel.hpp"
@@ -166,6 +167,30 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(rowsWithKey(view, key).size(), 0, 10000);
         QCOMPARE(historyHolds(historyPath, key, pid), 1);
         QCOMPARE(historyHolds(historyPath, keyBefore, pid), 1);
+    }
+
+    // The window hands its thresholds to the poller of its session, so results come summarized
+    // (off the GUI thread) with the thresholds the strip asks for, and again after a change.
+    void results_come_summarized_with_the_window_thresholds() {
+        lockscope::CatalogStore catalog(dir_.filePath(QStringLiteral("catalog-summary.sqlite")));
+        QVERIFY(catalog.isOpen());
+        lockscope::MainWindow window(catalog);
+        lockscope::AppSettings settings;
+        settings.longHoldSeconds = 7;
+        window.applySettings(settings);
+        window.poller().setInterval(std::chrono::milliseconds(100));
+        window.connectTo(QString::fromStdString(dsn_));
+        const auto summarizedWith = [&](double longHold) {
+            const lockscope::PollResultPtr r = window.latest();
+            return r && r->summary && r->summary->thresholds.longHold == longHold &&
+                   r->summary->thresholds.longWait == settings.longWaitSeconds &&
+                   r->summary->thresholds.idleInTransaction == settings.idleInTransactionSeconds &&
+                   r->summary->thresholds.xminPin == window.locksModel().xminPinThreshold();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(summarizedWith(7), 10000);
+        settings.longHoldSeconds = 11;
+        window.applySettings(settings);
+        QTRY_VERIFY_WITH_TIMEOUT(summarizedWith(11), 10000);
     }
 
     void take_lock_by_hand_shows_as_this_app_and_quit_releases_it() {

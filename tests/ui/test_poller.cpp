@@ -10,6 +10,7 @@
 
 #include "pg_conn.hpp"
 #include "pg_test_env.hpp"
+#include "models/lock_summary.hpp"
 #include "pglock/key.hpp"
 #include "poller/poller.hpp"
 #include "poller_wait.hpp"
@@ -104,6 +105,35 @@ private slots:
             return args.at(0).value<PollState>() == PollState::disconnected;
         });
         QVERIFY2(sawDisconnect, "the restart went unnoticed: no disconnected state was reported");
+    }
+
+    // The summary strip's numbers come with each result, computed on the poll thread with the
+    // thresholds given, the same as the GUI thread would compute them from the result.
+    void results_carry_their_summary_once_thresholds_are_set() {
+        Conn holder(dsn_);
+        QVERIFY(holder.ok());
+        const std::int64_t key = pglock::key_of("poller.test.summary");
+        holder.one("SELECT pg_advisory_lock(" + std::to_string(key) + ")");
+        const int pid = std::atoi(holder.one("SELECT pg_backend_pid()").c_str());
+
+        lockscope::Poller poller;
+        poller.setInterval(100ms);
+        poller.start(QString::fromStdString(dsn_));
+        const PollResultPtr before = waitFor(poller, [&](const PollResultPtr& r) { return holds(r, key, pid); }, 10s);
+        QVERIFY2(before, "no snapshot showed the held lock");
+        QVERIFY2(!before->summary, "a summary without thresholds");
+
+        lockscope::SummaryThresholds t;
+        t.longHold = 0;  // every held lock counts as a long hold
+        t.longWait = 123;
+        poller.setSummaryThresholds(t);
+        const PollResultPtr after = waitFor(
+            poller, [&](const PollResultPtr& r) { return holds(r, key, pid) && r->summary; }, 10s);
+        QVERIFY2(after, "no result carried a summary after the thresholds were set");
+        QVERIFY(after->summary->thresholds == t);
+        QVERIFY(after->summary->summary == lockscope::summarize(*after->snapshot, after->held_since, t));
+        QVERIFY(after->summary->summary.locksHeld >= 1);
+        QVERIFY(after->summary->summary.longHolds >= 1);
     }
 
     void replaced_connection_results_are_dropped() {

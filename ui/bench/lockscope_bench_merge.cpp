@@ -45,6 +45,7 @@
 #include "charts/timeline_model.hpp"
 #include "history/history_recorder.hpp"
 #include "models/locks_filter_proxy.hpp"
+#include "models/lock_summary.hpp"
 #include "models/locks_model.hpp"
 #include "models/staged_snapshot_feeder.hpp"
 #include "snapshot_generator.hpp"
@@ -115,6 +116,9 @@ PollResultPtr diff(monitor::HoldTracker& holds, monitor::WaitTracker& waits, mon
     out->finished_waits = waits.take_finished();
     out->snapshot = std::move(snapshot);
     out->generation = generation;
+    // The window's default thresholds (AppSettings' defaults are SummaryThresholds'), as the
+    // window hands them to its poller.
+    out->summary = PollResult::Summary{SummaryThresholds{}, summarize(*out->snapshot, out->held_since, SummaryThresholds{})};
     return out;
 }
 

@@ -5,26 +5,34 @@
 #include <set>
 #include <string_view>
 
+#include "poller/poll_result.hpp"
+
 namespace lockscope {
 
 using pglock::monitor::Backend;
 using pglock::monitor::LockEntry;
 
 LockSummary summarize(const PollResult& result, const SummaryThresholds& thresholds) {
+    if (result.summary && result.summary->thresholds == thresholds) return result.summary->summary;
+    if (!result.snapshot) return {};
+    return summarize(*result.snapshot, result.held_since, thresholds);
+}
+
+LockSummary summarize(const pglock::monitor::Snapshot& snap,
+                      const std::map<std::pair<pglock::monitor::LockId, int>, double>& heldSince,
+                      const SummaryThresholds& thresholds) {
     LockSummary out;
-    if (!result.snapshot) return out;
-    const auto& snap = *result.snapshot;
     const double now = snap.server_now;
     std::set<int> waiting, idleHolders;
     // The hold start times are a map by (lock, pid) and the monitor's locks come sorted by lock:
     // one walk along both instead of a tree lookup per holder (at 50,000 locks the lookups were
     // most of this function, which runs on the GUI thread for every poll).
-    auto since = result.held_since.begin();
-    const auto sinceEnd = result.held_since.end();
+    auto since = heldSince.begin();
+    const auto sinceEnd = heldSince.end();
     std::optional<pglock::monitor::LockId> previous;
     for (const LockEntry& e : snap.locks) {
         const auto id = pglock::monitor::id_of(e);
-        if (previous && id < *previous) since = result.held_since.lower_bound({id, std::numeric_limits<int>::min()});  // unsorted input
+        if (previous && id < *previous) since = heldSince.lower_bound({id, std::numeric_limits<int>::min()});  // unsorted input
         previous = id;
         while (since != sinceEnd && since->first.first < id) ++since;
         if (!e.holders.empty()) ++out.locksHeld;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/lock_summary.hpp"
 #include "pglock/context_locks.hpp"
 #include "pglock/lock_tree.hpp"
 #include "pglock/monitor.hpp"
@@ -31,6 +32,14 @@ struct PollResult {
     // The lock tree of the snapshot (pglock/lock_tree.hpp), built on the poll thread; advisory
     // edges carry default names, which the views replace with the app's (lock_naming.hpp).
     std::vector<pglock::monitor::RootBlocker> roots;
+    // The summary strip's and the fleet row's numbers, computed on the poll thread with the
+    // thresholds the session had set then (Poller::setSummaryThresholds); summarize() returns it
+    // when asked with the same thresholds. Absent when no thresholds were set.
+    struct Summary {
+        SummaryThresholds thresholds;
+        LockSummary summary;
+    };
+    std::optional<Summary> summary;
 
     std::optional<double> heldSince(const pglock::monitor::LockId& lock, int pid) const {
         if (auto it = held_since.find({lock, pid}); it != held_since.end()) return it->second;

@@ -77,6 +77,8 @@ void PollWorker::pollNow() {
     if (active_ && !paused_ && timer_.isActive()) schedule(std::chrono::milliseconds(0));
 }
 
+void PollWorker::setSummaryThresholds(const SummaryThresholds& thresholds) { summary_thresholds_ = thresholds; }
+
 pglock::Context PollWorker::context(std::chrono::milliseconds timeout) const {
     std::lock_guard lock(stop_mutex_);
     return pglock::Context{stop_.get_token(), pglock::Clock::now() + timeout};
@@ -149,6 +151,10 @@ void PollWorker::tick() {
         out->generation = generation_;
         out->context_locks = std::move(context_locks);
         out->orphans = orphans_.flags();
+        // The summary strip and the fleet row read this instead of walking 50,000 locks on the GUI
+        // thread (twice, once for each).
+        if (summary_thresholds_)
+            out->summary = PollResult::Summary{*summary_thresholds_, summarize(*out->snapshot, out->held_since, *summary_thresholds_)};
         undelivered_.fetch_add(1, std::memory_order_relaxed);
         emit result(out);
         schedule(interval_);

@@ -18,6 +18,7 @@
 #include "pglock/monitor.hpp"
 #include "pglock/orphan.hpp"
 #include "pglock/session.hpp"
+#include "models/lock_summary.hpp"
 #include "poller/poll_result.hpp"
 
 namespace lockscope {
@@ -42,6 +43,8 @@ public slots:
     void setPaused(bool paused);
     // The next poll (or reconnect attempt) now instead of after the interval; nothing while paused.
     void pollNow();
+    // Each result from the next poll on carries its summary with these thresholds.
+    void setSummaryThresholds(const lockscope::SummaryThresholds& thresholds);
 
 signals:
     void result(lockscope::PollResultPtr result);
@@ -72,6 +75,7 @@ private:
     std::chrono::milliseconds interval_{1000};
     std::chrono::milliseconds backoff_{0};
     double last_server_now_ = 0;
+    std::optional<SummaryThresholds> summary_thresholds_;
 };
 
 }  // namespace lockscope

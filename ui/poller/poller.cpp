@@ -68,6 +68,10 @@ void Poller::pollNow() {
     QMetaObject::invokeMethod(worker_, [w = worker_] { w->pollNow(); }, Qt::QueuedConnection);
 }
 
+void Poller::setSummaryThresholds(const SummaryThresholds& thresholds) {
+    QMetaObject::invokeMethod(worker_, [w = worker_, thresholds] { w->setSummaryThresholds(thresholds); }, Qt::QueuedConnection);
+}
+
 void Poller::setPaused(bool paused) {
     paused_ = paused;
     QMetaObject::invokeMethod(worker_, [w = worker_, paused] { w->setPaused(paused); }, Qt::QueuedConnection);

@@ -44,6 +44,9 @@ public:
     void setPaused(bool paused);
     // Polls at once instead of after the interval (F5); nothing while paused or not connecting.
     void pollNow();
+    // The thresholds each result's summary is computed with, on the poll thread (PollResult::summary),
+    // from the next poll on; without them results carry no summary.
+    void setSummaryThresholds(const SummaryThresholds& thresholds);
     bool paused() const noexcept { return paused_; }
     PollState state() const noexcept { return state_; }
     quint64 generation() const noexcept { return generation_; }

@@ -151,7 +151,8 @@ private:
     void onState(PollState state, const QString& message);
     void onSelection();
     SummaryThresholds summaryThresholds() const;
-    void applyThresholds(LocksModel& model) const;  // settings_' thresholds
+    // settings_' thresholds to the session's locks model, and to its poller for the summaries
+    void applyThresholds(ServerSession& session) const;
     void showContextMenu(const QPoint& pos);
     void nameUnknownKey(qint64 key, const QString& start = {});  // start: prefills the field
     // main_window_actions.cpp: the operator's actions on the server.

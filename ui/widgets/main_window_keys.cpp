@@ -91,17 +91,23 @@ void MainWindow::openSettings() {
 
 void MainWindow::applySettings(const AppSettings& settings) {
     settings_ = settings;
-    for (ServerSession* session : sessions_) applyThresholds(session->locksModel());
+    for (ServerSession* session : sessions_) applyThresholds(*session);
     fleet_->setThresholds(summaryThresholds());
     // LOCKSCOPE_THEME (screenshots) wins over the setting.
     if (!theme::modeFromEnvironment() && settings.theme != theme::current()) theme::apply(settings.theme);
     if (const PollResultPtr latest = server_->latest()) summary_->show(summarize(*latest, summaryThresholds()), summaryThresholds());
 }
 
-void MainWindow::applyThresholds(LocksModel& model) const {
+void MainWindow::applyThresholds(ServerSession& session) const {
+    LocksModel& model = session.locksModel();
     model.setLongWaitThreshold(settings_.longWaitSeconds);
     model.setLongHoldThreshold(settings_.longHoldSeconds);
     model.setIdleInTransactionThreshold(settings_.idleInTransactionSeconds);
+    // The summary of each result is computed on the poll thread with the same thresholds the
+    // strip and the fleet row ask summarize() for; a result polled before a change is summarized
+    // again here, by the GUI thread.
+    session.poller().setSummaryThresholds(
+        {model.longWaitThreshold(), model.longHoldThreshold(), model.idleInTransactionThreshold(), model.xminPinThreshold()});
 }
 
 void MainWindow::terminateSelectedHolder() {

@@ -41,7 +41,7 @@ ServerSession* MainWindow::addSession() {
         // The window's settings: the interval and pause of the toolbar, the thresholds.
         session->poller().setInterval(std::chrono::milliseconds(static_cast<long long>(interval_->value() * 1000.0)));
         session->poller().setPaused(pause_->isChecked());
-        applyThresholds(session->locksModel());
+        applyThresholds(*session);
     }
     fleet_->addSession(session);
     return session;
