@@ -157,6 +157,64 @@ private slots:
         QCOMPARE(resets.count(), 0);
     }
 
+    // A poll that ends and starts hundreds of locks scattered over the list (1% churn at 50,000
+    // locks) reaches the view as one removal and one insertion (plus a layout change each), not
+    // one range per lock: each range costs the view a pass over all its rows. The result and the
+    // operator's place in the list are the same as ever.
+    void scattered_churn_leaves_and_arrives_as_one_range_each() {
+        LocksModel model;
+        LocksFilterProxy proxy;
+        proxy.setSourceModel(&model);
+        QAbstractItemModelTester modelTester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QTreeView view;
+        view.setModel(&proxy);
+        view.setSortingEnabled(true);
+        view.sortByColumn(LocksModel::Holders, Qt::AscendingOrder);
+        view.setSelectionBehavior(QAbstractItemView::SelectRows);
+
+        World world;
+        std::mt19937 rng(7);
+        for (int k = 1; k <= 1000; ++k) world.add(k, {100 + static_cast<int>(rng() % 400)});
+        world.setWaiters(500, {901, 902});
+        model.applySnapshot(world.make());
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.expand(proxyRowOfKey(proxy, 500));
+        view.setCurrentIndex(proxyRowOfKey(proxy, 500));
+        view.selectionModel()->select(proxy.index(1, 0, proxyRowOfKey(proxy, 500)),
+                                      QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+
+        QSignalSpy modelRemoved(&model, &QAbstractItemModel::rowsRemoved);
+        QSignalSpy removed(&proxy, &QAbstractItemModel::rowsRemoved);
+        QSignalSpy inserted(&proxy, &QAbstractItemModel::rowsInserted);
+        QSignalSpy resets(&proxy, &QAbstractItemModel::modelReset);
+        // Every 7th lock ends (not 500), as many start, each holder landing anywhere.
+        for (int k = 7; k <= 1000; k += 7) world.remove(k);
+        for (int k = 2001; k <= 2142; ++k) world.add(k, {100 + static_cast<int>(rng() % 400)});
+        model.applySnapshot(world.make());
+
+        QCOMPARE(modelRemoved.count(), 1);
+        QCOMPARE(removed.count(), 1);
+        QCOMPARE(inserted.count(), 1);
+        QCOMPARE(resets.count(), 0);
+        QVERIFY(model.invariantsHold());
+        QVERIFY(proxy.invariantsHold());
+        QCOMPARE(proxy.rowCount(), 1000);
+        ReferenceProxy reference(model, QString(), LocksModel::Holders, Qt::AscendingOrder);
+        QCOMPARE(tree(proxy), tree(reference));
+        // Still current, expanded, and its second waiter still selected.
+        const QModelIndex lock = proxyRowOfKey(proxy, 500);
+        QCOMPARE(view.currentIndex(), lock);
+        QVERIFY(view.isExpanded(lock));
+        const QModelIndexList selected = view.selectionModel()->selectedRows();
+        QCOMPARE(selected.size(), 1);
+        QCOMPARE(selected.first().parent(), lock);
+        QCOMPARE(selected.first().data(LocksModel::PidsRole).value<QList<int>>(), QList<int>{902});
+        // A lock that stayed still answers through the model by its key.
+        QCOMPARE(proxy.mapToSource(lock).data(LocksModel::KeyRole).toLongLong(), 500);
+    }
+
     // Sorted by Held for, the once-a-second tick() changes every key by the same amount: no row
     // moves, and the order stays right. (Placed one by one against neighbours with old keys,
     // 300 locks taken in the same poll would each move past all the others.)

@@ -3,6 +3,7 @@
 #include "models/locks_model.hpp"
 
 #include <algorithm>
+#include <functional>
 
 namespace lockscope {
 
@@ -23,6 +24,11 @@ bool affects(const QList<int>& roles, int role) { return roles.isEmpty() || role
 }  // namespace
 
 LocksFilterProxy::LocksFilterProxy(QObject* parent) : QAbstractProxyModel(parent) {}
+
+const std::vector<int>* LocksFilterProxy::gatheredRows() const {
+    const auto* locks = qobject_cast<const LocksModel*>(sourceModel());
+    return locks && !locks->gatheredRows().empty() ? &locks->gatheredRows() : nullptr;
+}
 
 LocksFilterProxy::~LocksFilterProxy() = default;
 
@@ -160,7 +166,9 @@ void LocksFilterProxy::insertShown(std::vector<int> rows) {
             order_.push_back(r);
         }
         endInsertRows();
-        resort();
+        // The rows before them are in order and so are they: a merge, not a sort of all.
+        const auto before = order_.end() - std::ptrdiff_t(rows.size());
+        relayout([&] { std::inplace_merge(order_.begin(), before, order_.end(), less); });
         return;
     }
     std::size_t k = 0;
@@ -181,13 +189,26 @@ void LocksFilterProxy::insertShown(std::vector<int> rows) {
     }
 }
 
-// Removes shown rows: one range per run of adjacent proxy rows, from the back.
+// Removes shown rows: one range per run of adjacent proxy rows, from the back. Rows scattered
+// over many runs are gathered at the end first (one layout change) and leave as one range: each
+// range costs the view a pass over all its rows.
 void LocksFilterProxy::removeShown(std::vector<int> rows) {
     if (rows.empty()) return;
     std::vector<int> at;
     at.reserve(rows.size());
     for (int r : rows) at.push_back(proxyRowOf(r));
     std::sort(at.begin(), at.end(), std::greater<>());
+    std::size_t runs = 1;
+    for (std::size_t k = 1; k < at.size(); ++k) runs += at[k] == at[k - 1] - 1 ? 0 : 1;
+    if (runs > kMaxInsertRuns) {
+        std::vector<char> going(order_.size(), 0);
+        for (int p : at) going[std::size_t(p)] = 1;
+        relayout([&] {
+            std::stable_partition(order_.begin(), order_.end(), [&](int src) { return !going[std::size_t(proxyRowOf(src))]; });
+        });
+        const int count = int(at.size());
+        for (int k = 0; k < count; ++k) at[std::size_t(k)] = shownCount() - 1 - k;
+    }
     std::size_t k = 0;
     while (k < at.size()) {
         std::size_t end = k + 1;
@@ -352,6 +373,18 @@ void LocksFilterProxy::sort(int column, Qt::SortOrder order) {
 // Puts every shown row (and its waiters) in order under the keys they have, as one layout change
 // that carries the persistent indexes (selection, current, expansion) along.
 void LocksFilterProxy::resort() {
+    relayout([this] {
+        for (int src : order_) {
+            Node* n = &node(src);
+            if (n->waiters.size() > 1) n->waiters = waitersToShow(src);
+        }
+        std::sort(order_.begin(), order_.end(), displayOrder());
+    });
+}
+
+// One layout change around `reorder`, which rearranges order_ (and may reorder waiters): proxy
+// rows are renumbered after it and the persistent indexes follow their rows.
+void LocksFilterProxy::relayout(const std::function<void()>& reorder) {
     emit layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
     const QModelIndexList from = persistentIndexList();
     struct Was {
@@ -370,12 +403,7 @@ void LocksFilterProxy::resort() {
         }
     }
     if (sourceModel()) {
-        for (int src : order_) {
-            Node* n = &node(src);
-            if (n->waiters.size() > 1) n->waiters = waitersToShow(src);
-        }
-        std::sort(order_.begin(), order_.end(),
-                  displayOrder());
+        reorder();
         for (std::size_t p = 0; p < order_.size(); ++p) proxyRowOf(order_[p]) = int(p);
     }
     QModelIndexList to;
@@ -392,6 +420,22 @@ void LocksFilterProxy::resort() {
     }
     changePersistentIndexList(from, to);
     emit layoutChanged({}, QAbstractItemModel::VerticalSortHint);
+}
+
+// LocksModel moved its rows (gatherGoneRows()): the same nodes at their new source rows. The
+// proxy's rows, their order (arrival order is the node ids, which move along) and its indexes
+// (a waiter index carries its node's id) stay as they are, so the view hears nothing.
+void LocksFilterProxy::followGatheredRows(const std::vector<int>& newRowOf) {
+    std::vector<std::unique_ptr<Node>> nodes(nodes_.size());
+    std::vector<int> proxyOf(proxyOf_.size());
+    for (std::size_t src = 0; src < nodes_.size(); ++src) {
+        const auto to = std::size_t(newRowOf[src]);
+        nodes[to] = std::move(nodes_[src]);
+        proxyOf[to] = proxyOf_[src];
+    }
+    nodes_ = std::move(nodes);
+    proxyOf_ = std::move(proxyOf);
+    for (int& src : order_) src = newRowOf[std::size_t(src)];
 }
 
 // ---- source signals ------------------------------------------------------------------------
@@ -413,11 +457,19 @@ void LocksFilterProxy::setSourceModel(QAbstractItemModel* source) {
             connect(source, &QAbstractItemModel::rowsRemoved, this, &LocksFilterProxy::onRowsRemoved),
             connect(source, &QAbstractItemModel::dataChanged, this, &LocksFilterProxy::onDataChanged),
             connect(source, &QAbstractItemModel::headerDataChanged, this, &QAbstractItemModel::headerDataChanged),
-            // LocksModel never moves rows or changes its layout; should a source do so, start over.
+            // LocksModel changes its layout only to gather gone rows (followed, see
+            // followGatheredRows()) and never moves rows; should a source do more, start over.
             connect(source, &QAbstractItemModel::modelAboutToBeReset, this, reset),
             connect(source, &QAbstractItemModel::modelReset, this, rebuilt),
-            connect(source, &QAbstractItemModel::layoutAboutToBeChanged, this, reset),
-            connect(source, &QAbstractItemModel::layoutChanged, this, rebuilt),
+            connect(source, &QAbstractItemModel::layoutAboutToBeChanged, this,
+                    [this, reset] {
+                        if (!gatheredRows()) reset();
+                    }),
+            connect(source, &QAbstractItemModel::layoutChanged, this,
+                    [this, rebuilt] {
+                        if (const std::vector<int>* moved = gatheredRows()) followGatheredRows(*moved);
+                        else rebuilt();
+                    }),
             connect(source, &QAbstractItemModel::rowsAboutToBeMoved, this, reset),
             connect(source, &QAbstractItemModel::rowsMoved, this, rebuilt),
             // The base class switches to an empty model then; the nodes must not outlive theirs.

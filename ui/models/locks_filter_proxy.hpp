@@ -18,6 +18,7 @@
 #include <QAbstractProxyModel>
 #include <QString>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -70,7 +71,8 @@ private:
     // A source lock row. Positions live in the flat arrays below, not here: a poll shifts
     // thousands of rows by one, and a pass over an int array costs microseconds where a pass over
     // 10,000 heap nodes costs milliseconds.
-    // More insert ranges than this in one insertShown() become one range and a layout change.
+    // More insert (or remove) ranges than this in one insertShown() (removeShown()) become one
+    // range and a layout change.
     static constexpr std::size_t kMaxInsertRuns = 32;
 
     struct Node {
@@ -108,6 +110,10 @@ private:
     void removeShown(std::vector<int> rows);
     void moveToSortedPlace(int src);
     void resort();
+    void relayout(const std::function<void()>& reorder);
+    // The source's LocksModel::gatheredRows() while it gathers gone rows, else null.
+    const std::vector<int>* gatheredRows() const;
+    void followGatheredRows(const std::vector<int>& newRowOf);
     void syncWaiters(int src, const RowsBeingRemoved* removing = nullptr);
     void refreshLock(int src);
     void refilter();

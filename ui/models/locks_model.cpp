@@ -175,6 +175,9 @@ void LocksModel::applySnapshot(std::shared_ptr<const Snapshot> next) {
         }
     }
 
+    std::size_t goneRuns = 0;
+    for (std::size_t r = 0; r < oldCount; ++r) goneRuns += !entryOfRow[r] && (r == 0 || entryOfRow[r - 1]) ? 1 : 0;
+    if (goneRuns > kMaxRemoveRuns) gatherGoneRows(entryOfRow);
     for (std::size_t end = oldCount; end > 0;) {
         if (entryOfRow[end - 1]) {
             --end;

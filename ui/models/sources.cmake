@@ -10,6 +10,7 @@ list(APPEND LOCKSCOPE_MODEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/lock_columns.cpp
   ${CMAKE_CURRENT_LIST_DIR}/locks_model.hpp
   ${CMAKE_CURRENT_LIST_DIR}/locks_model.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/locks_model_gather.cpp
   ${CMAKE_CURRENT_LIST_DIR}/locks_filter_proxy.hpp
   ${CMAKE_CURRENT_LIST_DIR}/locks_filter_proxy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/staged_snapshot_feeder.hpp
