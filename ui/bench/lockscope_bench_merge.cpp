@@ -118,7 +118,7 @@ PollResultPtr diff(monitor::HoldTracker& holds, monitor::WaitTracker& waits, mon
     out->generation = generation;
     // The window's default thresholds (AppSettings' defaults are SummaryThresholds'), as the
     // window hands them to its poller.
-    out->summary = PollResult::Summary{SummaryThresholds{}, summarize(*out->snapshot, out->held_since, SummaryThresholds{})};
+    storeSummary(*out, SummaryThresholds{});
     return out;
 }
 

@@ -18,6 +18,11 @@ LockSummary summarize(const PollResult& result, const SummaryThresholds& thresho
     return summarize(*result.snapshot, result.held_since, thresholds);
 }
 
+void storeSummary(PollResult& result, const SummaryThresholds& thresholds) {
+    LockSummary summary = result.snapshot ? summarize(*result.snapshot, result.held_since, thresholds) : LockSummary{};
+    result.summary = PollResult::Summary{thresholds, std::move(summary)};
+}
+
 LockSummary summarize(const pglock::monitor::Snapshot& snap,
                       const std::map<std::pair<pglock::monitor::LockId, int>, double>& heldSince,
                       const SummaryThresholds& thresholds) {

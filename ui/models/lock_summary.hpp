@@ -47,7 +47,10 @@ struct LockSummary {
 // the GUI thread no walk over its locks however many views show its summary. Other thresholds
 // (changed since the poll) compute it here.
 LockSummary summarize(const PollResult& result, const SummaryThresholds& thresholds);
-// The walk itself, for the poll thread: the snapshot and the hold start times of one result.
+// Stores the summary of `result` for `thresholds` in it (PollResult::summary): the poll
+// thread's part, before the result goes out.
+void storeSummary(PollResult& result, const SummaryThresholds& thresholds);
+// The walk itself: the snapshot and the hold start times of one result.
 LockSummary summarize(const pglock::monitor::Snapshot& snapshot,
                       const std::map<std::pair<pglock::monitor::LockId, int>, double>& heldSince,
                       const SummaryThresholds& thresholds);

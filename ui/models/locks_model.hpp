@@ -132,6 +132,10 @@ public:
     // keeps VACUUM from cleaning up after anything newer than its snapshot.
     void setXminPinThreshold(double seconds);
     double xminPinThreshold() const { return xminThreshold_; }
+    // The four thresholds above, as the summary strip and the poll thread's summaries take them.
+    SummaryThresholds summaryThresholds() const {
+        return {longWaitThreshold_, longHoldThreshold_, idleThreshold_, xminThreshold_};
+    }
     // A lock held (by its oldest holder) this long has its Held-for cell highlighted; likewise a
     // waiter's cell once it has waited longWait (defaults 60 s and 5 s).
     void setLongHoldThreshold(double seconds);

@@ -153,8 +153,7 @@ void PollWorker::tick() {
         out->orphans = orphans_.flags();
         // The summary strip and the fleet row read this instead of walking 50,000 locks on the GUI
         // thread (twice, once for each).
-        if (summary_thresholds_)
-            out->summary = PollResult::Summary{*summary_thresholds_, summarize(*out->snapshot, out->held_since, *summary_thresholds_)};
+        if (summary_thresholds_) storeSummary(*out, *summary_thresholds_);
         undelivered_.fetch_add(1, std::memory_order_relaxed);
         emit result(out);
         schedule(interval_);

@@ -341,7 +341,7 @@ void MainWindow::onState(PollState state, const QString& message) {
 }
 
 SummaryThresholds MainWindow::summaryThresholds() const {
-    return {model_->longWaitThreshold(), model_->longHoldThreshold(), model_->idleInTransactionThreshold(), model_->xminPinThreshold()};
+    return model_->summaryThresholds();
 }
 
 void MainWindow::selectLock(const pglock::monitor::LockId& id) {

@@ -106,8 +106,7 @@ void MainWindow::applyThresholds(ServerSession& session) const {
     // The summary of each result is computed on the poll thread with the same thresholds the
     // strip and the fleet row ask summarize() for; a result polled before a change is summarized
     // again here, by the GUI thread.
-    session.poller().setSummaryThresholds(
-        {model.longWaitThreshold(), model.longHoldThreshold(), model.idleInTransactionThreshold(), model.xminPinThreshold()});
+    session.poller().setSummaryThresholds(model.summaryThresholds());
 }
 
 void MainWindow::terminateSelectedHolder() {
