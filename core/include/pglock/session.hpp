@@ -143,6 +143,11 @@ private:
     // exec() ran a statement since the last pg_advisory_unlock_all(): it may have taken a
     // session-level advisory lock, which a pool must drop before lending the session again.
     bool may_hold_advisory_locks_ = false;
+    // Whether to read the socket before polling it for a statement's reply (SessionOps::run):
+    // a score of how often reading first found the reply (up on a find, down on a miss), and a
+    // count of statements that decides when to try reading first while the score says no.
+    std::uint8_t read_first_score_ = 0;
+    std::uint8_t read_first_probe_ = 0;
 };
 
 }  // namespace pglock
