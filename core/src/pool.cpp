@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "pglock/error.hpp"
@@ -17,7 +18,12 @@ struct PooledSession::Shared {
     Session::Overrides keepalive_keywords;  // from options.keepalive, made once
     std::mutex mutex;
     std::condition_variable_any freed;
-    std::vector<Session> idle;  // most recently returned last (warm caches, live sockets)
+    // An idle session and the thread that gave it back.
+    struct Idle {
+        Session session;
+        std::thread::id last_user;
+    };
+    std::vector<Idle> idle;  // most recently returned last (warm caches, live sockets)
     std::size_t open = 0;       // idle + lent
     std::size_t waiting = 0;    // acquire() calls blocked for a slot: only then is a notify needed
 
@@ -34,7 +40,7 @@ struct PooledSession::Shared {
             std::unique_lock lock(mutex);
             if (session.reusable()) {
                 try {
-                    idle.push_back(std::move(session));
+                    idle.push_back({std::move(session), std::this_thread::get_id()});
                 } catch (...) {
                     --open;  // out of memory: drop it
                 }
@@ -44,6 +50,24 @@ struct PooledSession::Shared {
             wake_one_locked(lock);
         }
         // A session that was not reusable is closed here, outside the mutex.
+    }
+
+    // The idle session this thread gave back last, else the one given back last. A thread that
+    // takes and gives back in a loop then keeps talking to the same backend: the scheduler keeps
+    // the pair on neighbouring cores, where a client thread handed another thread's backend at
+    // every lend migrates between cores and both sides run on cold caches. With `mutex` held.
+    Session take_idle_locked() {
+        const auto me = std::this_thread::get_id();
+        auto pick = idle.end() - 1;
+        for (auto it = idle.rbegin(); it != idle.rend(); ++it) {
+            if (it->last_user == me) {
+                pick = std::prev(it.base());
+                break;
+            }
+        }
+        Session session = std::move(pick->session);
+        idle.erase(pick);
+        return session;
     }
 
     void forget_one() noexcept {
@@ -143,8 +167,7 @@ PooledSession Pool::lend(const Context& ctx, bool check_idle, bool& reused) {
             }
         }
         if (!s.idle.empty()) {
-            Session session = std::move(s.idle.back());
-            s.idle.pop_back();
+            Session session = s.take_idle_locked();
             lock.unlock();
             // An idle session whose backend was terminated or whose server restarted has EOF
             // waiting on its socket: seeing it costs a poll, not a round trip. A Lock skips the

@@ -362,6 +362,32 @@ private slots:
         });
     }
 
+    // A thread gets back the session it gave back, not the one another thread gave back after
+    // it: a client thread then keeps talking to one backend (see take_idle_locked in pool.cpp).
+    void thread_gets_back_its_own_session() {
+        guarded([&] {
+            Pool pool(dsn_, PoolOptions{2, std::chrono::milliseconds(5000)});
+            auto own = pool.acquire(Context::with_timeout(10s));
+            auto other = pool.acquire(Context::with_timeout(10s));
+            const int own_pid = own->backend_pid();
+            const int other_pid = other->backend_pid();
+            QVERIFY(own_pid != other_pid);
+            own.reset();                                 // given back by this thread ...
+            std::thread([&] { other.reset(); }).join();  // ... then another thread's, last
+            QCOMPARE(pool.idle_count(), std::size_t{2});
+            for (int i = 0; i < 3; ++i) {
+                auto again = pool.acquire(Context::with_timeout(10s));  // plain LIFO: other_pid
+                QCOMPARE(again->backend_pid(), own_pid);
+            }
+            // With none of its own idle, a thread takes the one given back last.
+            auto first = pool.acquire(Context::with_timeout(10s));
+            QCOMPARE(first->backend_pid(), own_pid);
+            auto second = pool.acquire(Context::with_timeout(10s));
+            QCOMPARE(second->backend_pid(), other_pid);
+            QCOMPARE(pool.open_count(), std::size_t{2});
+        });
+    }
+
     void discarded_session_not_reused() {
         guarded([&] {
             Pool pool(dsn_, PoolOptions{1, std::chrono::milliseconds(5000)});
