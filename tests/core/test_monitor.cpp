@@ -219,6 +219,61 @@ private slots:
         });
     }
 
+    // Each waiter's blockers as the poll reports them and as the server's pg_blocking_pids(),
+    // asked while nothing moves, says them: hard blocks (a conflicting holder) and soft ones (a
+    // conflicting request ahead in the queue). The reference for any poll that works them out
+    // another way (see docs/performance.md, what watching costs the watched server).
+    void blockers_match_pg_blocking_pids() {
+        guarded([&] {
+            const std::int64_t key = fresh_key();
+            RawConn holder(dsn_), excl1(dsn_), excl2(dsn_), shared1(dsn_), observer(dsn_);
+            QVERIFY(holder.try_lock_shared(key));
+            // In this order: an exclusive request waits for the shared holder; a second exclusive
+            // one for both; a shared one, which the holder alone would not block, queues behind
+            // the two exclusive requests.
+            std::vector<RawConn*> queue{&excl1, &excl2, &shared1};
+            std::vector<int> waiting;
+            for (RawConn* c : queue) {
+                const bool shared = c == &shared1;
+                send(*c, std::string("SELECT pg_advisory_lock") + (shared ? "_shared(" : "(") + k(key) + ")");
+                waiting.push_back(c->pid());
+                const std::size_t n = waiting.size();
+                (void)poll_until([&](const Snapshot& s) {  // queue them one at a time: a known order
+                    const LockEntry* e = find_key(s, key);
+                    if (!e || e->waiters.size() != n) return false;
+                    for (const auto& w : e->waiters) if (!w.wait_start) return false;
+                    return true;
+                });
+            }
+            const Snapshot s = poll();
+            const LockEntry* e = find_key(s, key);
+            QVERIFY(e);
+            QCOMPARE(e->waiters.size(), std::size_t{3});
+            for (const auto& w : e->waiters) {
+                const std::string server = observer.scalar("SELECT array_to_string(ARRAY(SELECT unnest(pg_blocking_pids(" +
+                                                           std::to_string(w.pid) + ")) ORDER BY 1), ',')");
+                std::string ours;
+                for (int pid : w.blocked_by) ours += (ours.empty() ? "" : ",") + std::to_string(pid);
+                QCOMPARE(pgt::qba(ours), pgt::qba(server));
+            }
+            const auto blockers_of = [&](int pid) {
+                for (const auto& w : e->waiters) if (w.pid == pid) return w.blocked_by;
+                return std::vector<int>{-1};
+            };
+            QCOMPARE(blockers_of(excl1.pid()), std::vector<int>{holder.pid()});
+            QCOMPARE(blockers_of(excl2.pid()), sorted({holder.pid(), excl1.pid()}));
+            QCOMPARE(blockers_of(shared1.pid()), sorted({excl1.pid(), excl2.pid()}));
+
+            QVERIFY(holder.unlock_shared(key));
+            QVERIFY(finish(excl1));
+            QVERIFY(excl1.unlock(key));
+            QVERIFY(finish(excl2));
+            QVERIFY(excl2.unlock(key));
+            QVERIFY(finish(shared1));
+            QVERIFY(shared1.unlock_shared(key));
+        });
+    }
+
     void waiter_chain_of_three_sessions() {
         guarded([&] {
             const std::int64_t k1 = fresh_key(), k2 = fresh_key();
