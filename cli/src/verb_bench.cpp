@@ -35,11 +35,15 @@ struct BenchOptions {
     int samples = 200;
     bool json = false;
     bool fence = false;  // LockOptions::fencing: what a token costs per acquisition
+    // LockOptions::show_in_application_name: false measures the library without the holder
+    // identity statements (the set_config pair), like for like with plain pgbench.
+    bool holder_identity = true;
 };
 
 LockOptions bench_lock_options(const BenchOptions& options, const GlobalOptions& global) {
     LockOptions lock_opts = lock_options(global);
     lock_opts.fencing = options.fence;
+    lock_opts.show_in_application_name = options.holder_identity;
     return lock_opts;
 }
 
@@ -240,6 +244,7 @@ int run_bench(const BenchOptions& options, const GlobalOptions& global) {
 
     if (options.json) {
         std::cout << "{\"clients\":" << options.clients << ",\"fencing\":" << (options.fence ? "true" : "false")
+                  << ",\"holder_identity\":" << (options.holder_identity ? "true" : "false")
                   << ",\"seconds\":" << fixed(t.elapsed, 3)
                   << ",\"pairs\":" << t.pairs << ",\"contended\":" << t.contended
                   << ",\"pairs_per_second\":" << fixed(rate, 1) << ",\"wake_latency_us\":{\"samples\":" << l.us.size()
@@ -248,7 +253,8 @@ int run_bench(const BenchOptions& options, const GlobalOptions& global) {
     } else {
         say(std::cout, "try_acquire+release: " + std::to_string(t.pairs) + " pairs in " + fixed(t.elapsed, 2) +
                            " s with " + std::to_string(options.clients) + " clients" +
-                           (options.fence ? " and fencing tokens" : "") + " = " + fixed(rate, 0) +
+                           (options.fence ? " and fencing tokens" : "") +
+                           (options.holder_identity ? "" : ", holders not named") + " = " + fixed(rate, 0) +
                            " pairs/s" + (t.contended ? " (" + std::to_string(t.contended) + " contended)" : ""));
         say(std::cout, "blocked acquire wake-up: " + std::to_string(l.us.size()) + " samples, p50 " +
                            fixed(l.percentile(0.50), 0) + " us, p99 " + fixed(l.percentile(0.99), 0) + " us, max " +
@@ -276,6 +282,9 @@ void register_bench(CLI::App& app, const GlobalOptions& global, VerbRun& run) {
         ->check(CLI::Range(1, 1000000));
     cmd->add_flag("--json", options->json, "one JSON object instead of text");
     cmd->add_flag("--fence", options->fence, "take a fencing token with every lock (needs `pglock fence init`)");
+    cmd->add_flag("--no-holder-identity{false}", options->holder_identity,
+                  "take the locks without naming the holder in application_name (the library's cost without "
+                  "the holder identity statements)");
     cmd->callback([options, &global, &run] { run = [options, &global] { return run_bench(*options, global); }; });
 }
 

@@ -37,6 +37,37 @@ private slots:
         QVERIFY2(r.out.contains("p99"), r.out.constData());
     }
 
+    // While the pairs run, another session looks at pg_stat_activity: by default the holding
+    // session's application_name names the pair's lock about half the time (from the lock's reply
+    // to the unlock); with --no-holder-identity it never does.
+    void no_holder_identity_leaves_application_name_alone() {
+        for (const bool named : {true, false}) {
+            const QString prefix = unique_name(named ? "bench.named" : "bench.anon") + ".";
+            QStringList args{"bench", "--clients", "1", "--seconds", "2", "--samples", "2", "--json",
+                             "--name-prefix", prefix, "--dsn", dsn()};
+            if (!named) args << "--no-holder-identity";
+            Cli cli(args);
+            RawConn look(dsn());
+            const std::string pattern = "%pglock:" + (prefix + "pair.0").toStdString();
+            int looks = 0, seen = 0;
+            QElapsedTimer t;
+            t.start();
+            while (cli.running() && t.elapsed() < 5000) {
+                const auto rows = look.query("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE $1",
+                                             {pattern});
+                ++looks;
+                if (rows.at(0).at(0) != "0") ++seen;
+            }
+            QVERIFY2(cli.wait_finished(60000), "pglock bench did not finish");
+            QVERIFY2(cli.exit_code() == 0, cli.err().constData());
+            QVERIFY2(cli.out().contains(named ? "\"holder_identity\":true" : "\"holder_identity\":false"),
+                     cli.out().constData());
+            QVERIFY2(looks > 20, qPrintable(QString::number(looks)));
+            if (named) QVERIFY2(seen > 0, qPrintable(QStringLiteral("named in none of %1 looks").arg(looks)));
+            else QVERIFY2(seen == 0, qPrintable(QStringLiteral("named in %1 of %2 looks").arg(seen).arg(looks)));
+        }
+    }
+
     void wakeup_lock_held_elsewhere_names_the_holder() {
         const QString prefix = unique_name("bench.held") + ".";
         const auto key = key_of(prefix + "wake");  // the wake-up run's lock
