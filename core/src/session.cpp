@@ -424,8 +424,8 @@ Attempt SessionOps::run(Session& session, SendRef send, const Context& ctx) {
     // exactly when that finds the reply over half the time; below the middle, every 16th
     // statement still reads first, to notice when the machine gets busy.
     constexpr std::uint8_t kScoreMax = 16;
-    const bool read_first = session.read_first_score_ >= kScoreMax / 2 || (++session.read_first_probe_ & 15U) == 0;
-    bool read_pending = read_first;
+    // Cleared once that first read is done: the loop's later turns always poll first.
+    bool read_pending = session.read_first_score_ >= kScoreMax / 2 || (++session.read_first_probe_ & 15U) == 0;
     for (;;) {
         if (!session.conn_) return attempt;
         bool done = false;

@@ -232,12 +232,11 @@ private slots:
             // one for both; a shared one, which the holder alone would not block, queues behind
             // the two exclusive requests.
             std::vector<RawConn*> queue{&excl1, &excl2, &shared1};
-            std::vector<int> waiting;
+            std::size_t n = 0;  // requests sent so far
             for (RawConn* c : queue) {
                 const bool shared = c == &shared1;
                 send(*c, std::string("SELECT pg_advisory_lock") + (shared ? "_shared(" : "(") + k(key) + ")");
-                waiting.push_back(c->pid());
-                const std::size_t n = waiting.size();
+                ++n;
                 (void)poll_until([&](const Snapshot& s) {  // queue them one at a time: a known order
                     const LockEntry* e = find_key(s, key);
                     if (!e || e->waiters.size() != n) return false;

@@ -137,7 +137,8 @@ private:
     // cancel late, against the next statement: such a session is not lent to anyone else.
     bool cancel_pending_ = false;
     // Set for the statements nobody can stop (detail::SessionOps::CloseAfter): past it the
-    // connection is closed instead of waited for.
+    // connection is closed instead of waited for. The moves leave it behind on purpose: it
+    // belongs to the CloseAfter scope on this object, whose destructor restores it here.
     std::optional<std::chrono::steady_clock::time_point> close_at_;
     std::vector<std::string> prepared_;    // statement names prepared on this session
     // exec() ran a statement since the last pg_advisory_unlock_all(): it may have taken a
