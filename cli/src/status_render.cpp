@@ -232,9 +232,9 @@ std::string header_text(const Snapshot& snapshot, const std::vector<monitor::Roo
 
 }  // namespace
 
-std::string render_tree_text(const Snapshot& snapshot, const StatusContext& context) {
+void render_tree_text(std::string& out, const Snapshot& snapshot, const StatusContext& context) {
     const auto roots = monitor::lock_tree(snapshot, namer_for(context));
-    std::string out = header_text(snapshot, roots);
+    out += header_text(snapshot, roots);
     if (roots.empty()) out += "(no session blocks another)\n";
     for (const auto& r : roots) {
         const monitor::Backend* b = backend_of(snapshot, r.pid);
@@ -247,11 +247,10 @@ std::string render_tree_text(const Snapshot& snapshot, const StatusContext& cont
         out += "\n";
         for (const auto& c : r.children) tree_text(c, snapshot, 1, out);
     }
-    return out;
 }
 
-std::string render_status_text(const Snapshot& snapshot, const StatusContext& context) {
-    std::string out = header_text(snapshot, monitor::lock_tree(snapshot, namer_for(context)));
+void render_status_text(std::string& out, const Snapshot& snapshot, const StatusContext& context) {
+    out += header_text(snapshot, monitor::lock_tree(snapshot, namer_for(context)));
     for (const auto& lock : snapshot.locks) {
         const std::string* name = name_of(lock, context);
         if (lock.form == KeyForm::bigint) {
@@ -304,15 +303,14 @@ std::string render_status_text(const Snapshot& snapshot, const StatusContext& co
         }
     }
     if (context.claims) out += render_claims_text(*context.claims);
-    return out;
 }
 
-std::string render_status_json(const Snapshot& snapshot, const StatusContext& context) {
-    std::string out = "{\"server_version\":" + std::to_string(snapshot.server_version) +
-                      ",\"in_recovery\":" + (snapshot.in_recovery ? "true" : "false") +
-                      ",\"host\":" + json_quote(snapshot.host) + ",\"port\":" + std::to_string(snapshot.port) +
-                      ",\"server_now\":" + number(snapshot.server_now) +
-                      ",\"latency_ms\":" + number(snapshot.latency_ms) + ",\"locks\":[";
+void render_status_json(std::string& out, const Snapshot& snapshot, const StatusContext& context) {
+    out += "{\"server_version\":" + std::to_string(snapshot.server_version) +
+           ",\"in_recovery\":" + (snapshot.in_recovery ? "true" : "false") +
+           ",\"host\":" + json_quote(snapshot.host) + ",\"port\":" + std::to_string(snapshot.port) +
+           ",\"server_now\":" + number(snapshot.server_now) +
+           ",\"latency_ms\":" + number(snapshot.latency_ms) + ",\"locks\":[";
     bool first_lock = true;
     for (const auto& lock : snapshot.locks) {
         if (!first_lock) out += ',';
@@ -372,7 +370,6 @@ std::string render_status_json(const Snapshot& snapshot, const StatusContext& co
     out += "],\"roots\":" + roots_json(snapshot, monitor::lock_tree(snapshot, namer_for(context)));
     if (context.claims) out += "," + render_claims_json(*context.claims);
     out += "}";
-    return out;
 }
 
 }  // namespace pglock::cli

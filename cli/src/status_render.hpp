@@ -31,16 +31,19 @@ struct StatusContext {
 // "15.8" for 150008, "9.6.24" for 90624.
 std::string format_server_version(int version);
 
+// Each renderer appends to `out`: `pglock status --watch` keeps one buffer for all its polls, so
+// that a poll of 10,000 locks (3 MB of JSON) does not grow a new string from nothing each time.
+
 // Several lines, each ending in '\n': a header (server version, standby warning, counts, poll
 // latency, server time) and per lock a line with key, name and form, then one line per holder
 // and per waiter.
-std::string render_status_text(const monitor::Snapshot& snapshot, const StatusContext& context);
+void render_status_text(std::string& out, const monitor::Snapshot& snapshot, const StatusContext& context);
 
 // The header and the worst root's line as render_status_text() writes them, then each root
 // blocker's tree (`pglock status --tree`), highest impact first.
-std::string render_tree_text(const monitor::Snapshot& snapshot, const StatusContext& context);
+void render_tree_text(std::string& out, const monitor::Snapshot& snapshot, const StatusContext& context);
 
 // One JSON object on one line (no trailing newline); the fields are listed in docs/cli.md.
-std::string render_status_json(const monitor::Snapshot& snapshot, const StatusContext& context);
+void render_status_json(std::string& out, const monitor::Snapshot& snapshot, const StatusContext& context);
 
 }  // namespace pglock::cli

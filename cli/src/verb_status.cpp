@@ -96,6 +96,7 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
     // Stopped before any snapshot was printed: no answer, which a script must not read as "no
     // locks" (exit 0 with empty output).
     bool first_frame = true;
+    std::string frame;  // one buffer for every poll's output
     const auto stopped = [&] {
         return first_frame ? report_interrupted(signals.signal(), "before the first poll completed") : exit_ok;
     };
@@ -178,16 +179,16 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
             if (scrapes) orphans.add_unclaimed(claims_report.found, claims_report.now);
             context.context_locks = context_locks.get();
             last_server_now = snapshot->server_now;
-            std::string frame;
+            frame.clear();  // keeps its capacity: the next poll's frame is about as big
             if (options.json) {
-                frame = render_status_json(*snapshot, context) + "\n";
+                render_status_json(frame, *snapshot, context);
+                frame += '\n';
             } else {
-                const std::string text =
-                    options.tree ? render_tree_text(*snapshot, context) : render_status_text(*snapshot, context);
-                if (options.watch && tty)
-                    frame = "\x1b[H\x1b[2J" + text + "(every " + every + "; held = since first seen by this watch; Ctrl-C quits)\n";
-                else
-                    frame = (options.watch && !first_frame ? "\n" : "") + text;
+                if (options.watch && tty) frame += "\x1b[H\x1b[2J";
+                else if (options.watch && !first_frame) frame += '\n';
+                if (options.tree) render_tree_text(frame, *snapshot, context);
+                else render_status_text(frame, *snapshot, context);
+                if (options.watch && tty) frame += "(every " + every + "; held = since first seen by this watch; Ctrl-C quits)\n";
             }
             std::cout << frame << std::flush;
             // The reader of our output is gone (SIGPIPE is blocked: the write fails with EPIPE):

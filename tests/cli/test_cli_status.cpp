@@ -493,9 +493,13 @@ private slots:
         lines.removeLast();
         QVERIFY(lines.size() >= 3);
         std::vector<QJsonValue> held;
+        double last_now = 0;  // each line a new poll: no frame repeats an earlier one
         for (const QByteArray& line : lines) {
             const auto doc = QJsonDocument::fromJson(line);
             QVERIFY2(doc.isObject(), line.constData());
+            const double now = doc.object()["server_now"].toDouble();
+            QVERIFY2(now > last_now, line.left(200).constData());
+            last_now = now;
             const QJsonObject l = find_json_lock(doc.object()["locks"].toArray(), key);
             QVERIFY(!l.isEmpty());
             held.push_back(l["holders"].toArray()[0].toObject()["held_for_s"]);
