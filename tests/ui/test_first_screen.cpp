@@ -2,11 +2,13 @@
 // and the side panel keeps the width it was given; Waiters sits next to Name and one click sorts
 // the most waiters first.
 #include <QApplication>
+#include <cmath>
 #include <set>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QAction>
 #include <QLineEdit>
 #include <QMessageBox>
@@ -223,6 +225,57 @@ private slots:
         QCOMPARE(calm.longWaits, 0);
         QCOMPARE(calm.idleInTransactionHolders, 0);
         QCOMPARE(calm.longHolds, 0);
+    }
+
+    // Between polls the waiter's row counts on with the one-second tick; the strip's longest wait
+    // says the same time, not the time of the last poll.
+    void summary_strip_counts_on_with_the_rows() {
+        Contention c(dsn_, "tick");
+        QVERIFY(c.start());
+        lockscope::CatalogStore catalog(dir_.filePath(QStringLiteral("catalog.sqlite")));
+        lockscope::MainWindow window(catalog);
+        window.resize(1440, 780);
+        window.show();
+        window.poller().setInterval(std::chrono::milliseconds(250));
+        window.connectTo(QString::fromStdString(dsn_));
+        auto& strip = window.summaryStrip();
+        QTRY_VERIFY_WITH_TIMEOUT(strip.summary().longestWait.has_value() &&
+                                     window.locksModel().indexOfLock(strip.summary().longestWait->lock).isValid(),
+                                 10000);
+        window.poller().setPaused(true);  // no poll from here on: only the tick moves the times
+        QTest::qWait(300);                // a poll already under way lands
+        const auto wait = *strip.summary().longestWait;
+        const QModelIndex lockRow = window.locksModel().indexOfLock(wait.lock);
+        QModelIndex waiterCell;
+        for (int r = 0; r < window.locksModel().rowCount(lockRow); ++r) {
+            const QModelIndex i = window.locksModel().index(r, LocksModel::HeldFor, lockRow);
+            if (i.data(LocksModel::PidsRole).value<QList<int>>() == QList<int>{wait.pid}) waiterCell = i;
+        }
+        QVERIFY(waiterCell.isValid());
+        auto* button = strip.findChild<QPushButton*>(QStringLiteral("summaryLongestWait"));
+        QVERIFY(button);
+        // The seconds in "waiting 5.1s", "waiting 37ms" or "Longest wait: name, 5.1s (pid 7)".
+        const auto seconds = [](const QString& text) {
+            const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("(\\d+(?:\\.\\d)?)(ms|s)\\b")).match(text);
+            if (!m.hasMatch()) return -1.0;
+            return m.captured(1).toDouble() / (m.captured(2) == QLatin1String("ms") ? 1000.0 : 1.0);
+        };
+        const double before = seconds(button->text());
+        QVERIFY2(before >= 0, qPrintable(button->text()));
+        // What the two show right after a tick, when the view repaints the row: the row's cell
+        // reads the clock whenever it is asked, so between ticks it is ahead of anything drawn.
+        QString stripText, rowText;
+        QObject::connect(&window.locksModel(), &LocksModel::ticked, &window, [&] {
+            stripText = button->text();
+            rowText = waiterCell.data().toString();
+        });
+        QTest::qWait(2600);  // two ticks or more
+        QVERIFY2(!rowText.isEmpty(), "no tick in 2.6 s");
+        const double strip_now = seconds(stripText);
+        const double row_now = seconds(rowText);
+        QVERIFY2(strip_now >= before + 1.5, qPrintable(QStringLiteral("strip %1 -> %2").arg(before).arg(stripText)));
+        QVERIFY2(std::abs(strip_now - row_now) <= 0.3,
+                 qPrintable(QStringLiteral("strip says %1, the row %2").arg(stripText, rowText)));
     }
 
     // In the window: the strip counts the waiter, and a click on the longest wait selects its lock.

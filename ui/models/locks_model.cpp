@@ -322,8 +322,12 @@ void LocksModel::setStale(bool stale) {
 }
 
 void LocksModel::tick() {
+    if (stale_) return;
     const int n = lockCount();
-    if (n == 0 || stale_) return;
+    if (n == 0) {
+        emit ticked();
+        return;
+    }
     // The highlight of a hold or wait over its threshold comes with time too.
     const QList<int> roles{Qt::DisplayRole, SortRole, Qt::BackgroundRole, Qt::ForegroundRole};
     for (int c = 0; c < ColumnCount; ++c) {
@@ -336,6 +340,7 @@ void LocksModel::tick() {
             emit dataChanged(index(0, c, parent), index(static_cast<int>(w.size()) - 1, c, parent), roles);
         }
     }
+    emit ticked();
 }
 
 void LocksModel::setNamer(LockNamer namer) {

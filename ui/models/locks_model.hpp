@@ -96,8 +96,11 @@ public:
     void applySnapshot(std::shared_ptr<const pglock::monitor::Snapshot> snapshot);
     // Disconnected: forget everything. The one place that resets the model.
     void clear();
-    // Time passed: dataChanged for the Held-for column only (the window calls it every second).
-    // Nothing while stale.
+    // The server's clock now: the last poll's server_now plus the time since it reached the rows
+    // (the poll's own, while stale). Every duration a row shows is counted to it.
+    double now() const;
+    // Time passed: dataChanged for the Held-for column only (the window calls it every second),
+    // then ticked(). Nothing while stale.
     void tick();
     // A poll failed: the rows are what the last good poll saw, no longer the server's state. They
     // are drawn grey and their timers stop at that poll's time, until setStale(false).
@@ -166,6 +169,11 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
     Qt::ItemFlags flags(const QModelIndex& index) const override;
 
+signals:
+    // tick() moved the durations on: whatever shows one of them beside the rows (the summary
+    // strip) moves on with them, by now() - the poll's server_now.
+    void ticked();
+
 private:
     // A waiter row. The pointers go into the snapshot the row was last merged from.
     struct WaiterRow {
@@ -214,7 +222,6 @@ private:
     bool isOwnEntry(const pglock::monitor::LockEntry& entry) const;  // held by one of ownPids_
     double idleSeconds(const LockRow& row) const;  // < 0 when no holder is idle in transaction
     bool highlighted(const LockRow& row) const;
-    double now() const;
 
     std::shared_ptr<const pglock::monitor::Snapshot> snapshot_;
     // The lock rows in arrival order (see applySnapshot()). Owned through pointers so that removing

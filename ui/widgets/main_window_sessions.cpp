@@ -111,6 +111,12 @@ void MainWindow::bindCurrentSession() {
     bound_ << connect(server_, &ServerSession::resultArrived, this, &MainWindow::onResult);
     bound_ << connect(server_, &ServerSession::stateChanged, this, &MainWindow::onState);
     bound_ << connect(server_, &ServerSession::cleared, summary_, &SummaryStrip::clear);
+    // The rows' durations count on between polls; the strip's longest wait counts with them, on
+    // the same clock (the model's now(): the poll's server time plus the time since).
+    bound_ << connect(model_, &LocksModel::ticked, this, [this] {
+        if (const PollResultPtr latest = server_->latest(); latest && latest->snapshot)
+            summary_->advance(model_->now() - latest->snapshot->server_now);
+    });
     bound_ << connect(&server_->historyRecorder(), &history::HistoryRecorder::failed, this,
                       [this](const QString& message) { statusBar()->showMessage(tr("History: %1").arg(message), 10000); });
     bindOperatorActions();

@@ -1,6 +1,8 @@
 #include "widgets/summary_strip.hpp"
 
 #include <QEvent>
+
+#include <algorithm>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
@@ -68,21 +70,13 @@ void SummaryStrip::clear() { show(LockSummary{}, thresholds_); }
 void SummaryStrip::show(const LockSummary& summary, const SummaryThresholds& thresholds) {
     summary_ = summary;
     thresholds_ = thresholds;
+    sincePoll_ = 0.0;
     held_->setText(tr("%1 held").arg(counted(summary.locksHeld, tr("lock"), tr("locks"))) +
                    (summary.longHolds ? tr(" (%1 over %2)").arg(summary.longHolds).arg(LocksModel::formatDuration(thresholds.longHold))
                                       : QString()));
     waiting_->setText(summary.sessionsWaiting ? tr("⚠ %1 waiting").arg(counted(summary.sessionsWaiting, tr("session"), tr("sessions")))
                                               : tr("no session waiting"));
-    if (summary.longestWait) {
-        const auto& w = *summary.longestWait;
-        longest_->setText(tr("Longest wait: %1, %2 (pid %3)")
-                              .arg(lockName_ ? lockName_(w.lock) : QString::number(w.lock.tag.objid), LocksModel::formatDuration(w.seconds))
-                              .arg(w.pid));
-        longest_->setEnabled(true);
-    } else {
-        longest_->setText(tr("Longest wait: none"));
-        longest_->setEnabled(false);
-    }
+    showLongestWait();
     idle_->setText(tr("%1 idle in transaction").arg(counted(summary.idleInTransactionHolders, tr("holder"), tr("holders"))) +
                    tr(" over %1").arg(LocksModel::formatDuration(thresholds.idleInTransaction)));
     xmin_->setText(summary.xminPins == 1 ? tr("1 waiter pins xmin") : tr("%1 waiters pin xmin").arg(summary.xminPins));
@@ -92,10 +86,32 @@ void SummaryStrip::show(const LockSummary& summary, const SummaryThresholds& thr
     paintTints();
 }
 
+void SummaryStrip::advance(double secondsSincePoll) {
+    sincePoll_ = std::max(0.0, secondsSincePoll);
+    showLongestWait();
+    paintTints();
+}
+
+double SummaryStrip::longestWaitSeconds() const { return summary_.longestWait ? summary_.longestWait->seconds + sincePoll_ : 0.0; }
+
+void SummaryStrip::showLongestWait() {
+    if (summary_.longestWait) {
+        const auto& w = *summary_.longestWait;
+        longest_->setText(tr("Longest wait: %1, %2 (pid %3)")
+                              .arg(lockName_ ? lockName_(w.lock) : QString::number(w.lock.tag.objid),
+                                   LocksModel::formatDuration(longestWaitSeconds()))
+                              .arg(w.pid));
+        longest_->setEnabled(true);
+    } else {
+        longest_->setText(tr("Longest wait: none"));
+        longest_->setEnabled(false);
+    }
+}
+
 void SummaryStrip::paintTints() {
     tint(held_, summary_.longHolds > 0);
     tint(waiting_, summary_.sessionsWaiting > 0);
-    tint(longest_, summary_.longestWait && summary_.longestWait->seconds >= thresholds_.longWait);
+    tint(longest_, summary_.longestWait && longestWaitSeconds() >= thresholds_.longWait);
     tint(idle_, summary_.idleInTransactionHolders > 0);
     tint(xmin_, summary_.xminPins > 0);
 }

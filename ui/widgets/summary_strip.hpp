@@ -21,7 +21,11 @@ public:
 
     explicit SummaryStrip(LockName lockName, QWidget* parent = nullptr);
 
+    // The summary of a poll; the longest wait shows as of that poll until advance().
     void show(const LockSummary& summary, const SummaryThresholds& thresholds);
+    // The rows' durations moved on to `secondsSincePoll` after the poll shown: the longest wait
+    // says the same time as its row (and turns long as its row does).
+    void advance(double secondsSincePoll);
     void clear();
     const LockSummary& summary() const { return summary_; }
 
@@ -33,10 +37,13 @@ protected:
 
 private:
     void paintTints();
+    void showLongestWait();
+    double longestWaitSeconds() const;
 
     LockName lockName_;
     LockSummary summary_;
     SummaryThresholds thresholds_;
+    double sincePoll_ = 0.0;
     QLabel* held_;
     QLabel* waiting_;
     QPushButton* longest_;
