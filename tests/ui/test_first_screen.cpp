@@ -128,6 +128,21 @@ class TestFirstScreen : public QObject {
     std::string dsn_;
     QTemporaryDir dir_;
 
+    // Shows `window` at the first screen's size, polling the test server every 250 ms, and waits
+    // (up to 10 s) until its summary strip names a longest wait whose lock has a row.
+    bool showUntilLongestWait(lockscope::MainWindow& window) {
+        window.resize(1440, 780);
+        window.show();
+        window.poller().setInterval(std::chrono::milliseconds(250));
+        window.connectTo(QString::fromStdString(dsn_));
+        return QTest::qWaitFor(
+            [&] {
+                const auto& longest = window.summaryStrip().summary().longestWait;
+                return longest && window.locksModel().indexOfLock(longest->lock).isValid();
+            },
+            10000);
+    }
+
 private slots:
     void initTestCase() {
         auto dsn = pglock::test::test_dsn();
@@ -234,14 +249,8 @@ private slots:
         QVERIFY(c.start());
         lockscope::CatalogStore catalog(dir_.filePath(QStringLiteral("catalog.sqlite")));
         lockscope::MainWindow window(catalog);
-        window.resize(1440, 780);
-        window.show();
-        window.poller().setInterval(std::chrono::milliseconds(250));
-        window.connectTo(QString::fromStdString(dsn_));
+        QVERIFY2(showUntilLongestWait(window), "no longest wait with a row in 10 s");
         auto& strip = window.summaryStrip();
-        QTRY_VERIFY_WITH_TIMEOUT(strip.summary().longestWait.has_value() &&
-                                     window.locksModel().indexOfLock(strip.summary().longestWait->lock).isValid(),
-                                 10000);
         window.poller().setPaused(true);  // no poll from here on: only the tick moves the times
         QTest::qWait(300);                // a poll already under way lands
         const auto wait = *strip.summary().longestWait;
@@ -284,12 +293,8 @@ private slots:
         QVERIFY(c.start());
         lockscope::CatalogStore catalog(dir_.filePath(QStringLiteral("catalog.sqlite")));
         lockscope::MainWindow window(catalog);
-        window.resize(1440, 780);
-        window.show();
-        window.poller().setInterval(std::chrono::milliseconds(250));
-        window.connectTo(QString::fromStdString(dsn_));
+        QVERIFY2(showUntilLongestWait(window), "no longest wait with a row in 10 s");
         auto& strip = window.summaryStrip();
-        QTRY_VERIFY_WITH_TIMEOUT(strip.summary().longestWait.has_value() && window.locksModel().indexOfLock(strip.summary().longestWait->lock).isValid(), 10000);
         // Fitted to the rows, every column is still in view (Held for last). The fit runs in the
         // event-loop turn after the first rows arrive, so it is waited for (with a deadline).
         QHeaderView* header = window.locksView().header();
