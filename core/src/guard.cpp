@@ -212,6 +212,7 @@ std::error_code Held::release() noexcept {
     release_done = true;
     guard.unlock();
     drop_claim();
+    Watcher::instance().forget_pending(*this);  // a short hold leaves nothing behind in the watcher
 
     if (session_died) declare_lost();
     lock->observe_hold(held_seconds);

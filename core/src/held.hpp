@@ -58,6 +58,9 @@ struct Held : std::enable_shared_from_this<Held> {
     const Clock::time_point acquired_at = Clock::now();
 
     std::stop_source lost_source;
+    // Which of the watcher's queues holds the pending watch: set by watch_later() before the
+    // guard is handed out, read by release().
+    std::size_t pending_shard = 0;
 
     std::mutex mutex;        // guards everything below it; held by a SessionLease for its life
     PooledSession session;

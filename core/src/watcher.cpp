@@ -71,32 +71,77 @@ void Watcher::unwatch(std::uint64_t id, int fd, bool fd_still_open) noexcept {
     watched_.erase(id);
 }
 
-void Watcher::watch_later(const std::shared_ptr<Held>& held) {
-    bool wake = false;
-    {
-        std::lock_guard lock(mutex_);
-        pending_.push_back({held, std::chrono::steady_clock::now() + kWatchDelay});
-        wake = std::exchange(sleeping_, false);
+std::size_t Watcher::shard_of_this_thread() noexcept {
+    static std::atomic<std::size_t> next{0};
+    thread_local const std::size_t shard = next.fetch_add(1, std::memory_order_relaxed) % kShards;
+    return shard;
+}
+
+void Watcher::PendingShard::pop_front() noexcept {
+    entries[head].held.reset();
+    if (++head == entries.size()) {
+        entries.clear();
+        head = 0;
     }
-    if (wake) {
+}
+
+void Watcher::watch_later(const std::shared_ptr<Held>& held) {
+    const std::size_t index = shard_of_this_thread();
+    held->pending_shard = index;
+    PendingShard& shard = shards_[index];
+    {
+        std::lock_guard lock(shard.mutex);
+        if (shard.head > 0 && shard.head * 2 >= shard.entries.size()) {
+            // Taken entries are only cleared at the front now and then: the vector stays put.
+            shard.entries.erase(shard.entries.begin(), shard.entries.begin() + static_cast<std::ptrdiff_t>(shard.head));
+            shard.head = 0;
+        }
+        shard.entries.push_back({held, held.get(), std::chrono::steady_clock::now() + kWatchDelay});
+    }
+    if (sleeping_.load() && sleeping_.exchange(false)) {
         const std::uint64_t one = 1;
         [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
     }
 }
 
-void Watcher::start_due() {
-    std::vector<std::shared_ptr<Held>> due;
-    {
-        std::lock_guard lock(mutex_);
-        const auto now = std::chrono::steady_clock::now();
-        while (!pending_.empty() && pending_.front().due <= now) {
-            if (auto held = pending_.front().held.lock()) due.push_back(std::move(held));
-            pending_.pop_front();
+void Watcher::forget_pending(const Held& held) noexcept {
+    PendingShard& shard = shards_[held.pending_shard];
+    std::lock_guard lock(shard.mutex);
+    // A thread's holds are mostly released newest first, so the entry is at or near the back;
+    // one further in stays until it falls due (and then finds the hold released).
+    constexpr std::size_t kLookBack = 4;
+    for (std::size_t i = shard.entries.size(), seen = 0; i > shard.head && seen < kLookBack; --i, ++seen) {
+        if (shard.entries[i - 1].address != &held) continue;
+        shard.entries.erase(shard.entries.begin() + static_cast<std::ptrdiff_t>(i - 1));
+        if (shard.head == shard.entries.size()) {
+            shard.entries.clear();
+            shard.head = 0;
         }
+        return;
     }
+}
+
+std::chrono::steady_clock::time_point Watcher::take_due(std::vector<std::shared_ptr<Held>>& due) {
+    auto next = std::chrono::steady_clock::time_point::max();
+    const auto now = std::chrono::steady_clock::now();
+    for (PendingShard& shard : shards_) {
+        std::lock_guard lock(shard.mutex);
+        while (shard.head < shard.entries.size() && shard.entries[shard.head].due <= now) {
+            if (auto held = shard.entries[shard.head].held.lock()) due.push_back(std::move(held));
+            shard.pop_front();
+        }
+        if (shard.head < shard.entries.size()) next = std::min(next, shard.entries[shard.head].due);
+    }
+    return next;
+}
+
+std::chrono::steady_clock::time_point Watcher::start_due() {
+    std::vector<std::shared_ptr<Held>> due;
+    const auto next = take_due(due);
     for (auto& held : due) {
         if (!held->start_watching()) retry_later(held, 0, kBatch);  // a no-op for holds released meanwhile
     }
+    return next;
 }
 
 void Watcher::retry_later(const std::shared_ptr<Held>& held, std::uint64_t id, std::chrono::milliseconds backoff) noexcept {
@@ -133,25 +178,29 @@ void Watcher::run_due_retries() {
 
 void Watcher::loop() {
     epoll_event events[64];
+    auto next_pending = std::chrono::steady_clock::time_point::max();
     for (;;) {
+        auto next = std::min(next_retry(), next_pending);
         int timeout = -1;
-        {
-            std::lock_guard lock(mutex_);
-            auto next = next_retry();
-            if (!pending_.empty()) next = std::min(next, pending_.front().due);
-            if (next == std::chrono::steady_clock::time_point::max()) {
-                sleeping_ = true;
-            } else {
-                // Wake in batches: with a steady stream of short holds the front entry is always
-                // almost due, and waking for each would cost a context switch per hold.
-                const auto left = next - std::chrono::steady_clock::now();
-                timeout = static_cast<int>(std::max<long long>(
-                    kBatch.count(), std::chrono::ceil<std::chrono::milliseconds>(left).count()));
-            }
+        if (next == std::chrono::steady_clock::time_point::max()) {
+            // Nothing to wait for but sockets: announce the sleep, then look at the shards once
+            // more, so that an entry added meanwhile is either seen here or wakes the thread.
+            sleeping_ = true;
+            next_pending = start_due();
+            next = std::min(next_retry(), next_pending);
+            if (next != std::chrono::steady_clock::time_point::max()) sleeping_ = false;
+        }
+        if (next != std::chrono::steady_clock::time_point::max()) {
+            // Wake in batches: with a steady stream of short holds the front entry is always
+            // almost due, and waking for each would cost a context switch per hold.
+            const auto left = next - std::chrono::steady_clock::now();
+            timeout = static_cast<int>(
+                std::max<long long>(kBatch.count(), std::chrono::ceil<std::chrono::milliseconds>(left).count()));
         }
         const int n = ::epoll_wait(epoll_fd_, events, 64, timeout);
         if (n < 0 && errno != EINTR) return;
-        start_due();
+        sleeping_ = false;
+        next_pending = start_due();
         for (int i = 0; i < n; ++i) {
             const std::uint64_t id = events[i].data.u64;
             if (id == kWakeId) {

@@ -10,9 +10,11 @@
 // died within that moment is seen at once when its socket is added (it is already readable).
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -31,6 +33,9 @@ public:
     // Asks the watcher thread to start watching the held session after kWatchDelay, unless it
     // was released by then.
     void watch_later(const std::shared_ptr<Held>& held);
+    // The hold was released: its pending watch, if still there, is dropped now rather than when
+    // it falls due. Never blocks on anything but a shard's mutex.
+    void forget_pending(const Held& held) noexcept;
 
     // Registers the socket; one readiness report, then rearm() is needed (EPOLLONESHOT).
     // Returns the registration id, or 0 when the socket could not be watched.
@@ -42,7 +47,8 @@ public:
 private:
     Watcher();
     void loop();
-    void start_due();  // starts the watches whose delay has passed
+    // Starts the watches whose delay has passed; returns when the next one falls due.
+    std::chrono::steady_clock::time_point start_due();
     // A Held whose mutex was busy: `readable` (registration `id`) or the start of its watch.
     struct Retry {
         std::weak_ptr<Held> held;
@@ -56,16 +62,36 @@ private:
 
     struct Pending {
         std::weak_ptr<Held> held;
+        // To find the entry again at release() without locking `held`. Unique: `held` keeps the
+        // block make_shared put the Held in allocated, so no other Held can get this address.
+        const Held* address;
         std::chrono::steady_clock::time_point due;
     };
+    // Pending watches, one queue per shard, a thread always using the same shard: a stream of
+    // short holds on many threads then takes no lock that another core wrote a moment ago, and
+    // a hold released before its watch was due takes its entry back out (usually the last one),
+    // so nothing of it outlives the release. The watcher thread visits every shard once a batch.
+    struct alignas(64) PendingShard {
+        std::mutex mutex;
+        std::vector<Pending> entries;  // entries[head..] are pending, oldest first
+        std::size_t head = 0;
+        void pop_front() noexcept;
+    };
+    static constexpr std::size_t kShards = 16;
+    static std::size_t shard_of_this_thread() noexcept;
+    // Takes the due entries out of every shard; returns the earliest due time still pending.
+    std::chrono::steady_clock::time_point take_due(std::vector<std::shared_ptr<Held>>& due);
 
     int epoll_fd_ = -1;
-    std::mutex mutex_;
+    std::mutex mutex_;  // guards watched_ and next_id_
     std::unordered_map<std::uint64_t, std::weak_ptr<Held>> watched_;
     std::uint64_t next_id_ = 1;
-    std::deque<Pending> pending_;
+    std::array<PendingShard, kShards> shards_;
     std::vector<Retry> retries_;  // the watcher thread's own: no lock
-    bool sleeping_ = false;  // blocked without a timeout: a new pending entry must wake it
+    // Blocked without a timeout: a new pending entry must wake it. Set before the watcher looks
+    // at the shards for the last time and read after an entry is added, so one of the two sees
+    // the other (the shard's mutex orders them).
+    std::atomic<bool> sleeping_{false};
     int wake_fd_ = -1;
     std::thread thread_;
 };
