@@ -52,13 +52,14 @@ public:
         since_.restart();
         lastCpuMs_ = threadCpuMs();
     }
-
-private:
+    // The calling thread's CPU time so far: for work timed around a call rather than per tick.
     static double threadCpuMs() {
         timespec ts{};
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
         return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
     }
+
+private:
     QTimer timer_;
     QElapsedTimer since_;
     qint64 maxGapMs_ = 0;
