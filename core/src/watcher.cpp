@@ -77,11 +77,37 @@ std::size_t Watcher::shard_of_this_thread() noexcept {
     return shard;
 }
 
-void Watcher::PendingShard::pop_front() noexcept {
-    entries[head].held.reset();
-    if (++head == entries.size()) {
+void Watcher::PendingShard::clear_if_drained() noexcept {
+    if (empty()) {
         entries.clear();
         head = 0;
+    }
+}
+
+void Watcher::PendingShard::push_back(Pending entry) {
+    if (head > 0 && head * 2 >= entries.size()) {
+        // Taken entries are only cleared at the front now and then: the vector stays put.
+        entries.erase(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(head));
+        head = 0;
+    }
+    entries.push_back(std::move(entry));
+}
+
+void Watcher::PendingShard::pop_front() noexcept {
+    entries[head].held.reset();
+    ++head;
+    clear_if_drained();
+}
+
+void Watcher::PendingShard::erase_recent(const Held* address) noexcept {
+    // A thread's holds are mostly released newest first, so the entry is at or near the back;
+    // one further in stays until it falls due (and then finds the hold released).
+    constexpr std::size_t kLookBack = 4;
+    for (std::size_t i = entries.size(), seen = 0; i > head && seen < kLookBack; --i, ++seen) {
+        if (entries[i - 1].address != address) continue;
+        entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i - 1));
+        clear_if_drained();
+        return;
     }
 }
 
@@ -91,12 +117,7 @@ void Watcher::watch_later(const std::shared_ptr<Held>& held) {
     PendingShard& shard = shards_[index];
     {
         std::lock_guard lock(shard.mutex);
-        if (shard.head > 0 && shard.head * 2 >= shard.entries.size()) {
-            // Taken entries are only cleared at the front now and then: the vector stays put.
-            shard.entries.erase(shard.entries.begin(), shard.entries.begin() + static_cast<std::ptrdiff_t>(shard.head));
-            shard.head = 0;
-        }
-        shard.entries.push_back({held, held.get(), std::chrono::steady_clock::now() + kWatchDelay});
+        shard.push_back({held, held.get(), std::chrono::steady_clock::now() + kWatchDelay});
     }
     if (sleeping_.load() && sleeping_.exchange(false)) {
         const std::uint64_t one = 1;
@@ -107,18 +128,7 @@ void Watcher::watch_later(const std::shared_ptr<Held>& held) {
 void Watcher::forget_pending(const Held& held) noexcept {
     PendingShard& shard = shards_[held.pending_shard];
     std::lock_guard lock(shard.mutex);
-    // A thread's holds are mostly released newest first, so the entry is at or near the back;
-    // one further in stays until it falls due (and then finds the hold released).
-    constexpr std::size_t kLookBack = 4;
-    for (std::size_t i = shard.entries.size(), seen = 0; i > shard.head && seen < kLookBack; --i, ++seen) {
-        if (shard.entries[i - 1].address != &held) continue;
-        shard.entries.erase(shard.entries.begin() + static_cast<std::ptrdiff_t>(i - 1));
-        if (shard.head == shard.entries.size()) {
-            shard.entries.clear();
-            shard.head = 0;
-        }
-        return;
-    }
+    shard.erase_recent(&held);
 }
 
 std::chrono::steady_clock::time_point Watcher::take_due(std::vector<std::shared_ptr<Held>>& due) {
@@ -126,11 +136,11 @@ std::chrono::steady_clock::time_point Watcher::take_due(std::vector<std::shared_
     const auto now = std::chrono::steady_clock::now();
     for (PendingShard& shard : shards_) {
         std::lock_guard lock(shard.mutex);
-        while (shard.head < shard.entries.size() && shard.entries[shard.head].due <= now) {
-            if (auto held = shard.entries[shard.head].held.lock()) due.push_back(std::move(held));
+        while (!shard.empty() && shard.front().due <= now) {
+            if (auto held = shard.front().held.lock()) due.push_back(std::move(held));
             shard.pop_front();
         }
-        if (shard.head < shard.entries.size()) next = std::min(next, shard.entries[shard.head].due);
+        if (!shard.empty()) next = std::min(next, shard.front().due);
     }
     return next;
 }

@@ -73,9 +73,18 @@ private:
     // so nothing of it outlives the release. The watcher thread visits every shard once a batch.
     struct alignas(64) PendingShard {
         std::mutex mutex;
+        // The rest with `mutex` held.
+        bool empty() const noexcept { return head == entries.size(); }
+        const Pending& front() const noexcept { return entries[head]; }
+        void push_back(Pending entry);
+        void pop_front() noexcept;
+        // Takes out the entry of `address` if it is among the newest few.
+        void erase_recent(const Held* address) noexcept;
+
+    private:
+        void clear_if_drained() noexcept;
         std::vector<Pending> entries;  // entries[head..] are pending, oldest first
         std::size_t head = 0;
-        void pop_front() noexcept;
     };
     static constexpr std::size_t kShards = 16;
     static std::size_t shard_of_this_thread() noexcept;
