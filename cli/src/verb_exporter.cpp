@@ -97,9 +97,7 @@ private:
             const Context ctx{stop, start + poll_timeout_};
             if (!session_) {
                 const Context connect_ctx{stop, start + pool_.connect_timeout};
-                Session session = Session::connect(config_.conninfo, connect_ctx, {}, pool_.keepalive);
-                monitor::prepare_session(session, monitor::default_monitor_lock_timeout, connect_ctx);
-                session_.emplace(std::move(session));
+                session_.emplace(monitor::connect_session(config_.conninfo, connect_ctx, {}, pool_.keepalive));
             }
             const monitor::Snapshot snapshot = monitor::poll(*session_, ctx);
             holds_.update(snapshot);

@@ -73,9 +73,7 @@ std::chrono::nanoseconds parse_interval(const std::string& text) {
 // monitor::prepare_session: a poll gives up on a busy catalog lock instead of queueing.
 Session connect(const std::string& dsn, const PoolOptions& pool_opts, std::stop_token stop) {
     const Context ctx{std::move(stop), Clock::now() + pool_opts.connect_timeout};
-    Session session = Session::connect(dsn, ctx, {}, pool_opts.keepalive);
-    monitor::prepare_session(session, monitor::default_monitor_lock_timeout, ctx);
-    return session;
+    return monitor::connect_session(dsn, ctx, {}, pool_opts.keepalive);
 }
 
 int run_status(const StatusOptions& options, const GlobalOptions& global) {

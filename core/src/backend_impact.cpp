@@ -18,19 +18,29 @@ std::optional<double> opt_double(const Result& r, int row, int col) {
 
 // pg_blocking_pids() only of sessions waiting on a lock: it takes the lock manager's partition
 // locks, and nobody else can be blocked.
+// pg_catalog's names only, and epochs as numeric: see poll_query() in monitor.cpp.
 constexpr const char* kSessionSql =
-    "SELECT extract(epoch FROM clock_timestamp())::float8, a.state, a.application_name, host(a.client_addr),"
-    " a.client_hostname, a.query, extract(epoch FROM a.backend_start)::float8, extract(epoch FROM a.xact_start)::float8,"
+    "SELECT extract(epoch FROM pg_catalog.clock_timestamp())::pg_catalog.numeric, a.state, a.application_name,"
+    " pg_catalog.host(a.client_addr), a.client_hostname, a.query,"
+    " extract(epoch FROM a.backend_start)::pg_catalog.numeric, extract(epoch FROM a.xact_start)::pg_catalog.numeric,"
     " a.backend_xid IS NOT NULL,"
-    " (SELECT array_agg(w.pid ORDER BY w.pid) FROM pg_stat_activity w"
-    "   WHERE w.wait_event_type = 'Lock' AND a.pid = ANY(pg_blocking_pids(w.pid)))::text"
-    " FROM pg_stat_activity a WHERE a.pid = $1";
+    " (SELECT pg_catalog.array_agg(w.pid ORDER BY w.pid) FROM pg_catalog.pg_stat_activity w"
+    "   WHERE w.wait_event_type OPERATOR(pg_catalog.=) 'Lock'"
+    "   AND a.pid OPERATOR(pg_catalog.=) ANY (pg_catalog.pg_blocking_pids(w.pid)))::pg_catalog.text"
+    " FROM pg_catalog.pg_stat_activity a WHERE a.pid OPERATOR(pg_catalog.=) $1";
 
+// The relation's name as regclass prints it, but through pg_catalog's functions: regclass's text
+// form qualifies by the session's search_path, which the database owner sets.
 constexpr const char* kLocksSql =
-    "SELECT l.locktype, l.mode, l.granted, l.objsubid::int, l.classid::int8, l.objid::int8,"
-    " CASE WHEN l.relation IS NOT NULL THEN l.relation::regclass::text END, l.transactionid::text, l.virtualxid"
-    " FROM pg_locks l WHERE l.pid = $1"
-    " ORDER BY NOT l.granted, l.locktype <> 'advisory', l.locktype, l.classid, l.objid, l.relation, l.mode";
+    "SELECT l.locktype, l.mode, l.granted, l.objsubid::integer, l.classid::bigint, l.objid::bigint,"
+    " (SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.'"
+    " OPERATOR(pg_catalog.||) pg_catalog.quote_ident(r.relname)"
+    " FROM pg_catalog.pg_class r JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) r.relnamespace"
+    " WHERE r.oid OPERATOR(pg_catalog.=) l.relation),"
+    " l.transactionid::pg_catalog.text, l.virtualxid"
+    " FROM pg_catalog.pg_locks l WHERE l.pid OPERATOR(pg_catalog.=) $1"
+    " ORDER BY NOT l.granted, l.locktype OPERATOR(pg_catalog.<>) 'advisory', l.locktype, l.classid, l.objid,"
+    " l.relation, l.mode";
 
 std::vector<int> parse_pids(std::string_view text) {  // "{12,34}"
     std::vector<int> out;

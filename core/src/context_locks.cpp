@@ -16,14 +16,21 @@ constexpr std::string_view kGolangMigrateTable = "schema_migrations";
 
 }  // namespace
 
+// pg_catalog's names only (see poll_query() in monitor.cpp). The schema filter is spelled without
+// a backslash: with standard_conforming_strings off, which a database owner may set, 'pg\_%' would
+// lose it.
 std::string_view database_facts_sql() noexcept {
-    return "SELECT current_database()::text, n.nspname::text, NULL::text FROM pg_namespace n"
-           " WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'"
+    return "SELECT pg_catalog.current_database()::pg_catalog.text, n.nspname::pg_catalog.text, NULL::pg_catalog.text"
+           " FROM pg_catalog.pg_namespace n"
+           " WHERE pg_catalog.left(n.nspname::pg_catalog.text, 3) OPERATOR(pg_catalog.<>) 'pg_'"
+           " AND n.nspname OPERATOR(pg_catalog.<>) 'information_schema'"
            " UNION ALL "
-           "SELECT current_database()::text, n.nspname::text, c.relname::text FROM pg_class c"
-           " JOIN pg_namespace n ON n.oid = c.relnamespace"
-           " WHERE c.relkind IN ('r', 'p') AND c.relname LIKE '%migrations%'"
-           " AND n.nspname NOT LIKE 'pg\\_%' AND n.nspname <> 'information_schema'";
+           "SELECT pg_catalog.current_database()::pg_catalog.text, n.nspname::pg_catalog.text, c.relname::pg_catalog.text"
+           " FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace"
+           " WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])"
+           " AND pg_catalog.strpos(c.relname::pg_catalog.text, 'migrations') OPERATOR(pg_catalog.>) 0"
+           " AND pg_catalog.left(n.nspname::pg_catalog.text, 3) OPERATOR(pg_catalog.<>) 'pg_'"
+           " AND n.nspname OPERATOR(pg_catalog.<>) 'information_schema'";
 }
 
 DatabaseFacts read_database_facts(Session& session, const Context& ctx) {
@@ -34,7 +41,7 @@ DatabaseFacts read_database_facts(Session& session, const Context& ctx) {
         if (r.is_null(row, 2)) facts.schemas.emplace_back(r.get(row, 1));
         else facts.migration_tables.emplace_back(r.get(row, 1), r.get(row, 2));
     }
-    if (r.rows() == 0) facts.database = session.exec("SELECT current_database()::text", {}, ctx).get(0, 0);
+    if (r.rows() == 0) facts.database = session.exec("SELECT pg_catalog.current_database()::pg_catalog.text", {}, ctx).get(0, 0);
     return facts;
 }
 

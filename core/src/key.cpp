@@ -56,21 +56,29 @@ std::int64_t key_of(std::string_view name) noexcept {
     return static_cast<std::int64_t>(bits);
 }
 
+// Every name is pg_catalog's: an operator runs this as a superuser in databases whose owners may
+// shadow unqualified functions, operators and relations (docs/security.md).
 std::string_view pg_locks_query() noexcept {
     return "SELECT l.pid, l.granted, l.mode, a.state, a.application_name, a.wait_event_type, a.wait_event "
-           "FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
-           "WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.classid = $1 AND l.objid = $2 "
-           "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+           "FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) l.pid "
+           "WHERE l.locktype OPERATOR(pg_catalog.=) 'advisory' AND l.objsubid OPERATOR(pg_catalog.=) 1 "
+           "AND l.classid OPERATOR(pg_catalog.=) $1 AND l.objid OPERATOR(pg_catalog.=) $2 "
+           "AND l.database OPERATOR(pg_catalog.=) (SELECT d.oid FROM pg_catalog.pg_database d "
+           "WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())";
 }
 
 namespace {
 std::string pg_locks_sql_of(const std::string& comment, LockTag tag, int objsubid) {
     return "-- " + comment +
+           "\n-- (every name qualified with pg_catalog: safe to run in any database, as any role)"
            "\nSELECT l.pid, l.granted, l.mode, a.state, a.application_name, a.wait_event_type, a.wait_event\n"
-           "FROM pg_locks l JOIN pg_stat_activity a USING (pid)\n"
-           "WHERE l.locktype = 'advisory' AND l.objsubid = " + std::to_string(objsubid) + "\n"
-           "  AND l.classid = " + std::to_string(tag.classid) + " AND l.objid = " + std::to_string(tag.objid) +
-           "\n  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database());";
+           "FROM pg_catalog.pg_locks l\n"
+           "JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) l.pid\n"
+           "WHERE l.locktype OPERATOR(pg_catalog.=) 'advisory' AND l.objsubid OPERATOR(pg_catalog.=) " +
+           std::to_string(objsubid) + "\n  AND l.classid OPERATOR(pg_catalog.=) " + std::to_string(tag.classid) +
+           " AND l.objid OPERATOR(pg_catalog.=) " + std::to_string(tag.objid) +
+           "\n  AND l.database OPERATOR(pg_catalog.=) (SELECT d.oid FROM pg_catalog.pg_database d"
+           "\n    WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database());";
 }
 }  // namespace
 

@@ -143,6 +143,10 @@ void follow_chains(Session& session, Snapshot& snap, const std::vector<int>& see
 
 }  // namespace
 
+// Every function, operator, relation and type below is pg_catalog's by name: a monitor reads
+// databases whose owners may create objects in any other schema of the search_path, and an
+// unqualified name would run their code as the operator (docs/security.md). Epochs come as
+// numeric: its text does not depend on extra_float_digits, which a database owner may set.
 std::string poll_query(int server_version) {
     const bool has_waitstart = server_version >= 140000;
     // One statement per poll, one row per (session, form, mode, granted) with the locks' keys in
@@ -162,21 +166,26 @@ std::string poll_query(int server_version) {
     // is later than server_now. statement_timestamp() is earlier than the read and made waits that
     // began during the poll look as if they started in the future.
     return std::string(
-               "SELECT extract(epoch FROM clock_timestamp())::float8, pg_is_in_recovery(), x.*"
+               "SELECT extract(epoch FROM pg_catalog.clock_timestamp())::pg_catalog.numeric,"
+               " pg_catalog.pg_is_in_recovery(), x.*"
                " FROM (SELECT 1) AS one LEFT JOIN ("
-               "SELECT l.objsubid::int, l.mode, l.granted, l.pid, l.keys::text,"
-               " CASE WHEN l.granted THEN NULL ELSE pg_blocking_pids(l.pid)::text END,") +
-           " extract(epoch FROM l.wait_from)::float8,"
-           " a.state, a.application_name, a.usename::text, host(a.client_addr), a.client_hostname, a.query,"
-           " a.wait_event_type, a.wait_event,"
-           " extract(epoch FROM a.backend_start)::float8, extract(epoch FROM a.xact_start)::float8,"
-           " extract(epoch FROM a.state_change)::float8, age(a.backend_xmin)::int8"
-           " FROM (SELECT pid, objsubid, mode, granted, array_agg((classid::int8 << 32) | objid::int8) AS keys," +
-           (has_waitstart ? " min(waitstart) AS wait_from" : " NULL::timestamptz AS wait_from") +
-           " FROM pg_locks WHERE locktype = 'advisory'"
-           " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-           " GROUP BY pid, objsubid, mode, granted) AS l"
-           " LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
+               "SELECT l.objsubid::integer, l.mode, l.granted, l.pid, l.keys::pg_catalog.text,"
+               " CASE WHEN l.granted THEN NULL ELSE pg_catalog.pg_blocking_pids(l.pid)::pg_catalog.text END,") +
+           " extract(epoch FROM l.wait_from)::pg_catalog.numeric,"
+           " a.state, a.application_name, a.usename::pg_catalog.text, pg_catalog.host(a.client_addr),"
+           " a.client_hostname, a.query, a.wait_event_type, a.wait_event,"
+           " extract(epoch FROM a.backend_start)::pg_catalog.numeric,"
+           " extract(epoch FROM a.xact_start)::pg_catalog.numeric,"
+           " extract(epoch FROM a.state_change)::pg_catalog.numeric, pg_catalog.age(a.backend_xmin)::bigint"
+           " FROM (SELECT k.pid, k.objsubid, k.mode, k.granted,"
+           " pg_catalog.array_agg((k.classid::bigint OPERATOR(pg_catalog.<<) 32)"
+           " OPERATOR(pg_catalog.|) k.objid::bigint) AS keys," +
+           (has_waitstart ? " pg_catalog.min(k.waitstart) AS wait_from" : " NULL::pg_catalog.timestamptz AS wait_from") +
+           " FROM pg_catalog.pg_locks k WHERE k.locktype OPERATOR(pg_catalog.=) 'advisory'"
+           " AND k.database OPERATOR(pg_catalog.=) (SELECT d.oid FROM pg_catalog.pg_database d"
+           " WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())"
+           " GROUP BY k.pid, k.objsubid, k.mode, k.granted) AS l"
+           " LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) l.pid"
            ") AS x ON true";
 }
 
@@ -190,25 +199,32 @@ std::string chain_query(int server_version) {
     // time; DISTINCT ON keeps one row should a parallel group show more).
     return std::string(
                "WITH RECURSIVE chain(pid) AS ("
-               "SELECT unnest($1::int4[])"
+               "SELECT pg_catalog.unnest($1::integer[])"
                " UNION "
-               "SELECT b.pid FROM chain c JOIN pg_stat_activity s ON s.pid = c.pid AND s.wait_event_type = 'Lock',"
-               " LATERAL unnest(pg_blocking_pids(c.pid)) AS b(pid)"
+               "SELECT b.pid FROM chain c JOIN pg_catalog.pg_stat_activity s ON s.pid OPERATOR(pg_catalog.=) c.pid"
+               " AND s.wait_event_type OPERATOR(pg_catalog.=) 'Lock',"
+               " LATERAL pg_catalog.unnest(pg_catalog.pg_blocking_pids(c.pid)) AS b(pid)"
                "), waits AS MATERIALIZED ("
                "SELECT DISTINCT ON (l.pid) l.pid, l.locktype, l.mode, l.relation, l.page, l.tuple,"
-               " l.transactionid::text AS xid, l.virtualxid,") +
-           (has_waitstart ? " l.waitstart" : " NULL::timestamptz AS waitstart") +
-           " FROM pg_locks l WHERE NOT l.granted AND l.pid IN (SELECT pid FROM chain) ORDER BY l.pid"
+               " l.transactionid::pg_catalog.text AS xid, l.virtualxid,") +
+           (has_waitstart ? " l.waitstart" : " NULL::pg_catalog.timestamptz AS waitstart") +
+           " FROM pg_catalog.pg_locks l WHERE NOT l.granted"
+           " AND l.pid OPERATOR(pg_catalog.=) ANY (SELECT chain.pid FROM chain) ORDER BY l.pid"
            ") SELECT c.pid, w.locktype, w.mode,"
-           " (SELECT format('%I.%I', n.nspname, r.relname) FROM pg_class r JOIN pg_namespace n ON n.oid = r.relnamespace"
-           " WHERE r.oid = w.relation),"
-           " w.page::int8, w.tuple::int8, w.xid, w.virtualxid, extract(epoch FROM w.waitstart)::float8,"
-           " CASE WHEN a.wait_event_type = 'Lock' THEN pg_blocking_pids(c.pid)::text END,"
-           " a.state, a.application_name, a.usename::text, host(a.client_addr), a.client_hostname, a.query,"
-           " a.wait_event_type, a.wait_event,"
-           " extract(epoch FROM a.backend_start)::float8, extract(epoch FROM a.xact_start)::float8,"
-           " extract(epoch FROM a.state_change)::float8, age(a.backend_xmin)::int8"
-           " FROM chain c LEFT JOIN waits w ON w.pid = c.pid LEFT JOIN pg_stat_activity a ON a.pid = c.pid"
+           " (SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.'"
+           " OPERATOR(pg_catalog.||) pg_catalog.quote_ident(r.relname)"
+           " FROM pg_catalog.pg_class r JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) r.relnamespace"
+           " WHERE r.oid OPERATOR(pg_catalog.=) w.relation),"
+           " w.page::bigint, w.tuple::bigint, w.xid, w.virtualxid, extract(epoch FROM w.waitstart)::pg_catalog.numeric,"
+           " CASE WHEN a.wait_event_type OPERATOR(pg_catalog.=) 'Lock'"
+           " THEN pg_catalog.pg_blocking_pids(c.pid)::pg_catalog.text END,"
+           " a.state, a.application_name, a.usename::pg_catalog.text, pg_catalog.host(a.client_addr),"
+           " a.client_hostname, a.query, a.wait_event_type, a.wait_event,"
+           " extract(epoch FROM a.backend_start)::pg_catalog.numeric,"
+           " extract(epoch FROM a.xact_start)::pg_catalog.numeric,"
+           " extract(epoch FROM a.state_change)::pg_catalog.numeric, pg_catalog.age(a.backend_xmin)::bigint"
+           " FROM chain c LEFT JOIN waits w ON w.pid OPERATOR(pg_catalog.=) c.pid"
+           " LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) c.pid"
            " ORDER BY c.pid";
 }
 
@@ -226,7 +242,8 @@ std::string describe_other_wait(const OtherWait& w) {
 }
 
 std::string_view backend_signal_sql(BackendSignal signal) noexcept {
-    return signal == BackendSignal::cancel_query ? "SELECT pg_cancel_backend($1)" : "SELECT pg_terminate_backend($1)";
+    return signal == BackendSignal::cancel_query ? "SELECT pg_catalog.pg_cancel_backend($1)"
+                                                 : "SELECT pg_catalog.pg_terminate_backend($1)";
 }
 
 bool signal_backend(Session& session, int pid, BackendSignal signal, const Context& ctx) {
@@ -235,7 +252,14 @@ bool signal_backend(Session& session, int pid, BackendSignal signal, const Conte
 
 void prepare_session(Session& session, std::chrono::milliseconds lock_timeout, const Context& ctx) {
     const std::string ms = std::to_string(lock_timeout.count()) + "ms";
-    session.exec("SELECT set_config('lock_timeout', $1, false)", {ms}, ctx);
+    session.exec("SELECT pg_catalog.set_config('lock_timeout', $1, false)", {ms}, ctx);
+}
+
+Session connect_session(const std::string& conninfo, const Context& ctx, const Session::Overrides& overrides,
+                        const Keepalive& keepalive) {
+    Session session = Session::connect(conninfo, ctx, overrides, keepalive, {{"client_encoding", "UTF8"}});
+    prepare_session(session, default_monitor_lock_timeout, ctx);
+    return session;
 }
 
 Snapshot poll(Session& session, const Context& ctx) {

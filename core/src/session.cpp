@@ -131,7 +131,7 @@ bool Session::in_recovery() {
     // Asked with no context to stop it: bounded instead (detail::kCleanupTimeout).
     const detail::SessionOps::CloseAfter limit(*this, Clock::now() + detail::kCleanupTimeout);
     const bool before = may_hold_advisory_locks_;
-    in_recovery_ = exec("SELECT pg_is_in_recovery()").get_bool(0, 0);
+    in_recovery_ = exec("SELECT pg_catalog.pg_is_in_recovery()").get_bool(0, 0);
     may_hold_advisory_locks_ = before;  // that statement takes no lock
     return *in_recovery_;
 }
@@ -162,6 +162,13 @@ Session Session::connect(const std::string& conninfo, const Context& ctx, const 
                          const Keepalive& keepalive) {
     return detail::SessionOps::connect(conninfo, ctx, std::chrono::milliseconds(0), overrides,
                                        keepalive_keywords(keepalive));
+}
+
+Session Session::connect(const std::string& conninfo, const Context& ctx, const Overrides& overrides,
+                         const Keepalive& keepalive, const Overrides& defaults) {
+    Overrides all = keepalive_keywords(keepalive);
+    all.insert(all.end(), defaults.begin(), defaults.end());
+    return detail::SessionOps::connect(conninfo, ctx, std::chrono::milliseconds(0), overrides, all);
 }
 
 std::vector<std::pair<std::string, std::string>> keepalive_keywords(const Keepalive& k) {

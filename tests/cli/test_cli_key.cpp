@@ -76,9 +76,9 @@ private slots:
         QCOMPARE(r.code, 0);
         const QString sql = QString::fromUtf8(r.out);
         QVERIFY2(sql.contains("pg_locks"), qPrintable(sql));
-        QVERIFY2(sql.contains("objsubid = 1"), qPrintable(sql));
-        QVERIFY2(sql.contains(QString("classid = %1").arg(vector_classid)), qPrintable(sql));
-        QVERIFY2(sql.contains(QString("objid = %1").arg(vector_objid)), qPrintable(sql));
+        QVERIFY2(sql.contains("objsubid OPERATOR(pg_catalog.=) 1"), qPrintable(sql));
+        QVERIFY2(sql.contains(QString("classid OPERATOR(pg_catalog.=) %1").arg(vector_classid)), qPrintable(sql));
+        QVERIFY2(sql.contains(QString("objid OPERATOR(pg_catalog.=) %1").arg(vector_objid)), qPrintable(sql));
     }
 
     void names_from_stdin() {
@@ -154,10 +154,10 @@ private slots:
         QCOMPARE(r.code, 0);
         QVERIFY2(r.out.startsWith("-- name x (with_advisory_lock)\n-- advisory int4 pair " + QByteArray::number(key1) + ",0\n"),
                  r.out.constData());
-        QVERIFY2(r.out.contains("l.objsubid = 2\n  AND l.classid = " + QByteArray::number(key1) + " AND l.objid = 0\n"),
+        QVERIFY2(r.out.contains("l.objsubid OPERATOR(pg_catalog.=) 2\n  AND l.classid OPERATOR(pg_catalog.=) " + QByteArray::number(key1) + " AND l.objid OPERATOR(pg_catalog.=) 0\n"),
                  r.out.constData());
         const auto b = run({"key", "--sql", "--scheme", "pglock-v1", vector_name});
-        QVERIFY2(b.out.contains("l.objsubid = 1\n  AND l.classid = " + QByteArray::number(vector_classid)), b.out.constData());
+        QVERIFY2(b.out.contains("l.objsubid OPERATOR(pg_catalog.=) 1\n  AND l.classid OPERATOR(pg_catalog.=) " + QByteArray::number(vector_classid)), b.out.constData());
     }
 
     void scheme_without_a_name() {

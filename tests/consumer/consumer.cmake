@@ -40,7 +40,7 @@ message(STATUS "quickstart printed:\n${out}${err}")
 if(rc)
   message(FATAL_ERROR "the installed quickstart example failed: ${rc}")
 endif()
-foreach(expected "rolling up under key -7132652647757890940" "warming up" "lost: false" "objsubid = 1"
+foreach(expected "rolling up under key -7132652647757890940" "warming up" "lost: false" "objsubid OPERATOR(pg_catalog.=) 1"
                  "msg=\"lock: acquired\" name=session.warmup")
   string(FIND "${out}${err}" "${expected}" at)
   if(at EQUAL -1)

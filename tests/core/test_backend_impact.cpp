@@ -61,7 +61,7 @@ private slots:
             QVERIFY(i.found);
             QCOMPARE(i.state, std::string("idle in transaction"));
             QVERIFY2(has_lock(i, "advisory key " + std::to_string(key)), locks_text(i).c_str());
-            QVERIFY2(has_lock(i, "relation impact_rows"), locks_text(i).c_str());
+            QVERIFY2(has_lock(i, "relation public.impact_rows"), locks_text(i).c_str());
             QVERIFY2(has_lock(i, "transactionid "), locks_text(i).c_str());
             QCOMPARE(i.locks.front().advisory_key.value_or(0), key);  // advisory locks first
             QCOMPARE(i.waiting_pids, std::vector<int>{waiter.pid()});

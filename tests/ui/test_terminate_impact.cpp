@@ -67,7 +67,7 @@ private slots:
         const QStringList lines = text.split('\n');
         QVERIFY2(lines.value(0).startsWith("It holds ") && lines.value(0).endsWith(" locks:"), qPrintable(text));
         QVERIFY2(lines.value(1) == QString("  \u2022 advisory billing:invoice-run (key %1), ExclusiveLock").arg(key), qPrintable(text));
-        QVERIFY2(text.contains("\n  \u2022 relation impact_ui_rows, RowExclusiveLock\n"), qPrintable(text));
+        QVERIFY2(text.contains("\n  \u2022 relation public.impact_ui_rows, RowExclusiveLock\n"), qPrintable(text));
         QVERIFY2(text.contains(QString("1 session is waiting on it (PID %1): they get its locks once it is gone.").arg(PQbackendPID(waiter.c))),
                  qPrintable(text));
         QVERIFY2(text.contains("A pooled backend: a connection pooler may be serving other clients on it"), qPrintable(text));

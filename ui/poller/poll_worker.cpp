@@ -98,10 +98,8 @@ bool PollWorker::ensureConnected() {
     session_.reset();
     // Keepalives: between polls the session is idle, and a silently cut network would otherwise
     // only show at the next poll's deadline; with them the kernel ends the socket by itself.
-    pglock::Session session = pglock::Session::connect(conninfo_, context(kConnectTimeout), overrides_, pglock::Keepalive{});
     // A poll gives up on a busy catalog lock (and reports it) instead of queueing behind it.
-    pglock::monitor::prepare_session(session, pglock::monitor::default_monitor_lock_timeout, context(kConnectTimeout));
-    session_.emplace(std::move(session));
+    session_.emplace(pglock::monitor::connect_session(conninfo_, context(kConnectTimeout), overrides_, pglock::Keepalive{}));
     context_cache_.invalidate();  // a reconnect may reach another server (a failover)
     backoff_ = std::chrono::milliseconds(0);
     emit state(generation_, PollState::connected, QStringLiteral("connected"));

@@ -143,11 +143,7 @@ void ResolverPanel::resolve() {
                               .arg(tag.classid)
                               .arg(tag.objid));
         namesLine_->setText(tr("an int4 pair is not a lock name's key"));
-        sql_->setPlainText(QStringLiteral("SELECT l.pid, l.granted, l.mode, a.state, a.application_name\n"
-                                          "FROM pg_locks l JOIN pg_stat_activity a USING (pid)\n"
-                                          "WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.classid = %1 AND l.objid = %2;")
-                               .arg(tag.classid)
-                               .arg(tag.objid));
+        sql_->setPlainText(QString::fromStdString(pglock::pg_locks_sql_pair(a, b)));
         copy_->setEnabled(true);
         take_->setEnabled(false);
         showLive();

@@ -154,6 +154,13 @@ inline constexpr std::chrono::milliseconds default_monitor_lock_timeout{200};
 void prepare_session(Session& session, std::chrono::milliseconds lock_timeout = default_monitor_lock_timeout,
                      const Context& ctx = {});
 
+// Opens a monitor's session and prepares it (prepare_session). Its client_encoding is UTF8
+// unless the conninfo sets one: a database owner may make another encoding the database's
+// default, and a holder's application_name the server cannot convert to it would fail every
+// poll.
+Session connect_session(const std::string& conninfo, const Context& ctx, const Session::Overrides& overrides = {},
+                        const Keepalive& keepalive = {});
+
 // Runs the poll on `session` (which should be dedicated to monitoring, prepare_session'd).
 // Throws pglock::Error.
 Snapshot poll(Session& session, const Context& ctx = {});
