@@ -28,7 +28,7 @@ void say(std::ostream& out, const std::string& line) { out << line << std::endl;
 namespace {
 
 constexpr const char* footer =
-    "--dsn and --verbose may come before or after the verb.\n"
+    "--dsn, --verbose and --no-pooler-check may come before or after the verb.\n"
     "Connection: --dsn takes a libpq conninfo string (\"host=... dbname=...\") or a postgresql:// URI;\n"
     "without it libpq's PG* environment variables and defaults apply. Connecting gives up after\n"
     "10 s unless connect_timeout (in the DSN or PGCONNECT_TIMEOUT) says otherwise.\n"
@@ -54,6 +54,8 @@ int run(int argc, char** argv) {
     GlobalOptions global;
     app.add_option("--dsn", global.dsn, "libpq conninfo string or postgresql:// URI (default: PG* environment)");
     app.add_flag("-v,--verbose", global.verbose, "log lock events (lock: acquired, lock: released ...) on stderr");
+    app.add_flag("!--no-pooler-check", global.pooler_check,
+                 "skip the extra connection that refuses a transaction-mode pooler before the first lock (docs/cli.md)");
 
     VerbRun verb;
     register_key(app, verb);

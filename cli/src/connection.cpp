@@ -36,9 +36,10 @@ std::vector<ConninfoOption> dsn_options(const std::string& dsn) {
     return std::move(*options);
 }
 
-PoolOptions pool_options_for(const std::string& dsn, std::size_t max_size) {
+PoolOptions pool_options_for(const std::string& dsn, std::size_t max_size, bool pooler_check) {
     PoolOptions options;
     options.max_size = max_size;
+    options.refuse_transaction_pooler = pooler_check;
     options.connect_timeout = std::chrono::seconds(10);
     if (auto text = libpq_connect_timeout(dsn)) {
         char* end = nullptr;

@@ -205,8 +205,9 @@ Latency measure_wakeup(Pool& pool, const BenchOptions& options, const GlobalOpti
         const auto give_up = Clock::now() + time_limit;
         for (;;) {
             const Result r = observer->exec(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 "
-                "AND classid = $1 AND objid = $2 AND NOT granted",
+                "SELECT pg_catalog.count(*) FROM pg_catalog.pg_locks WHERE locktype OPERATOR(pg_catalog.=) 'advisory' "
+                "AND objsubid OPERATOR(pg_catalog.=) 1 AND classid OPERATOR(pg_catalog.=) $1 "
+                "AND objid OPERATOR(pg_catalog.=) $2 AND NOT granted",
                 {Param(tag.classid), Param(tag.objid)});
             if (r.get_int64(0, 0) > 0) break;
             rethrow_waiter();
@@ -237,7 +238,7 @@ int run_bench(const BenchOptions& options, const GlobalOptions& global) {
     SignalStop signals;
     const auto on_signal = signals.exit_on_signal("benchmarking");
     // clients sessions for the pairs; holder, waiter and observer for the wake-up test.
-    Pool pool(global.dsn, pool_options_for(global.dsn, static_cast<std::size_t>(options.clients) + 2));
+    Pool pool(global.dsn, pool_options_for(global.dsn, static_cast<std::size_t>(options.clients) + 2, global.pooler_check));
     const Throughput t = measure_pairs(pool, options, global);
     const Latency l = measure_wakeup(pool, options, global);
     const double rate = t.elapsed > 0 ? static_cast<double>(t.pairs) / t.elapsed : 0;

@@ -89,6 +89,8 @@ std::string conninfo_with_app(const std::string& dsn, const std::string& app) {
 // What every job shares: the stop token, observability and the tallies printed at the end.
 struct DemoShared {
     std::string dsn;
+    std::string table;  // the row-lock chain's table, quoted and schema-qualified (made_demo_table)
+    bool pooler_check = true;  // GlobalOptions::pooler_check
     std::stop_token stop;
     std::shared_ptr<Metrics> metrics;
     std::shared_ptr<Logger> logger;
@@ -109,7 +111,7 @@ public:
           label_(std::move(label)),
           role_(std::move(role)),
           app_("demo-" + label_),
-          pool_(conninfo_with_app(shared.dsn, app_), pool_options_for(shared.dsn, pool_size)),
+          pool_(conninfo_with_app(shared.dsn, app_), pool_options_for(shared.dsn, pool_size, shared.pooler_check)),
           rng_(std::random_device{}()) {}
 
     Lock lock(const std::string& name, Mode mode = Mode::exclusive) {
@@ -159,6 +161,7 @@ public:
     void held() { ++shared_.acquired; }
     void missed() { ++shared_.contended; }
     Pool& pool() { return pool_; }
+    const std::string& table() const { return shared_.table; }
 
 private:
     DemoShared& shared_;
@@ -245,6 +248,33 @@ void xact_cycle(Job& job, Lock& lock) {
 // The one-row table of the row-lock chain. The demo creates it and drops it when it stops.
 constexpr const char* demo_table = "pglock_demo_rows";
 
+// Creates the demo's table unless it exists and returns its name, quoted and schema-qualified.
+// A table of that name made by another role is refused: the demo's writes would run whatever
+// that role attached to it (a trigger, a default) with the rights of the demo's role.
+std::string made_demo_table(Session& session, const Context& ctx) {
+    session.exec(std::string("CREATE TABLE IF NOT EXISTS ") + demo_table + " (id int PRIMARY KEY, v bigint NOT NULL DEFAULT 0)",
+                 {}, ctx);
+    const Result r = session.exec(
+        "SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) "
+        "pg_catalog.quote_ident(c.relname), pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text, "
+        "c.relowner OPERATOR(pg_catalog.=) (SELECT r.oid FROM pg_catalog.pg_roles r "
+        "WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER) "
+        "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace "
+        "WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass($1)",
+        {demo_table}, ctx);
+    if (r.rows() == 0) throw Error(Errc::query_failed, std::string("the demo's table ") + demo_table + " was not found after creating it");
+    const std::string table(r.get(0, 0));
+    if (!r.get_bool(0, 2)) {
+        throw Error(Errc::query_failed, "the demo's table " + table + " already exists and belongs to " +
+                                            std::string(r.get(0, 1)) +
+                                            ": the demo writes only to a table its own role made (writing to another "
+                                            "role's table runs what that role attached to it); drop it or run the demo "
+                                            "in another database");
+    }
+    session.exec("INSERT INTO " + table + " VALUES (1, 0) ON CONFLICT (id) DO NOTHING", {}, ctx);
+    return table;
+}
+
 // A session of the job's pool holding a session-level advisory lock by raw SQL, the way another
 // library holds it; `unlock` runs on every way out (bounded, even while stopping).
 template <class Body>
@@ -279,12 +309,12 @@ void rails_migration_cycle(Job& job) {
     std::string database;
     {
         auto s = job.pool().acquire(job.ctx());
-        database = std::string(s->exec("SELECT current_database()", {}, job.ctx()).get(0, 0));
+        database = std::string(s->exec("SELECT pg_catalog.current_database()", {}, job.ctx()).get(0, 0));
     }
     SchemeContext c;
     c.database = database;
     const std::string key = std::to_string(scheme_key("rails-migration", std::nullopt, c).packed);
-    holding(job, "SELECT pg_try_advisory_lock(" + key + ")", {}, "SELECT pg_advisory_unlock(" + key + ")",
+    holding(job, "SELECT pg_catalog.pg_try_advisory_lock(" + key + ")", {}, "SELECT pg_catalog.pg_advisory_unlock(" + key + ")",
             [&](Session&) { job.nap(job.pick(6000ms, 12000ms)); });
     job.nap(job.pick(1000ms, 3000ms));
 }
@@ -295,13 +325,13 @@ void golang_migrate_cycle(Job& job) {
     SchemeContext c;
     {
         auto s = job.pool().acquire(job.ctx());
-        const Result r = s->exec("SELECT current_database(), current_schema()", {}, job.ctx());
+        const Result r = s->exec("SELECT pg_catalog.current_database(), pg_catalog.current_schema()", {}, job.ctx());
         c.database = std::string(r.get(0, 0));
         c.schema = std::string(r.get(0, 1));
     }
     c.table = "schema_migrations";
     const std::string key = std::to_string(scheme_key("golang-migrate", std::nullopt, c).packed);
-    holding(job, "SELECT pg_advisory_lock($1)", {key}, "SELECT pg_advisory_unlock($1)",
+    holding(job, "SELECT pg_catalog.pg_advisory_lock($1)", {key}, "SELECT pg_catalog.pg_advisory_unlock($1)",
             [&](Session&) { job.nap(job.pick(6000ms, 12000ms)); });
     job.nap(job.pick(1000ms, 3000ms));
 }
@@ -311,7 +341,8 @@ void row_owner_cycle(Job& job) {
     auto s = job.pool().acquire(job.ctx());
     s->exec("BEGIN", {}, job.ctx());
     try {
-        s->exec(std::string("UPDATE ") + demo_table + " SET v = v + 1 WHERE id = 1", {}, job.ctx());
+        s->exec("UPDATE " + job.table() + " SET v = v OPERATOR(pg_catalog.+) 1 WHERE id OPERATOR(pg_catalog.=) 1", {},
+                job.ctx());
         job.nap(job.pick(15000ms, 25000ms));
         s->exec("COMMIT", {}, Job::cleanup());
     } catch (...) {
@@ -329,7 +360,8 @@ void row_chain_cycle(Job& job, Lock& lock) {
         job.held();
         auto session = guard.session();
         session->exec("BEGIN", {}, job.ctx());
-        session->exec(std::string("UPDATE ") + demo_table + " SET v = v + 1 WHERE id = 1", {}, job.wait_at_most(30s));
+        session->exec("UPDATE " + job.table() + " SET v = v OPERATOR(pg_catalog.+) 1 WHERE id OPERATOR(pg_catalog.=) 1",
+                      {}, job.wait_at_most(30s));
         session->exec("COMMIT", {}, Job::cleanup());
         job.nap(job.pick(300ms, 1000ms));
     }
@@ -339,7 +371,7 @@ void row_chain_cycle(Job& job, Lock& lock) {
 // Takes a session lock and forgets it: idle, not in a transaction, for 40-60 s, while others wait.
 void idle_orphan_cycle(Job& job, const std::string& name) {
     const std::string key = std::to_string(key_of(name));
-    holding(job, "SELECT pg_advisory_lock($1::bigint)", {key}, "SELECT pg_advisory_unlock($1::bigint)",
+    holding(job, "SELECT pg_catalog.pg_advisory_lock($1::bigint)", {key}, "SELECT pg_catalog.pg_advisory_unlock($1::bigint)",
             [&](Session&) { job.nap(job.pick(40000ms, 60000ms)); });
     job.nap(job.pick(200ms, 600ms));
 }
@@ -380,6 +412,7 @@ int run_demo(const DemoOptions& options, const GlobalOptions& global) {
 
     DemoShared shared;
     shared.dsn = global.dsn;
+    shared.pooler_check = global.pooler_check;
     shared.stop = demo_stop.get_token();
     if (global.verbose) shared.logger = make_stderr_logger(LogLevel::debug);
     std::unique_ptr<MetricsServer> server;
@@ -398,10 +431,7 @@ int run_demo(const DemoOptions& options, const GlobalOptions& global) {
                                          Context{signals.token(), Clock::now() + pool_opts.connect_timeout});
         if (probe.in_recovery())
             throw Error(Errc::on_standby, "the server is a standby in recovery: advisory locks there protect nothing");
-        probe.exec(std::string("CREATE TABLE IF NOT EXISTS ") + demo_table + " (id int PRIMARY KEY, v bigint NOT NULL DEFAULT 0)",
-                   {}, Context{signals.token(), Clock::now() + 10s});
-        probe.exec(std::string("INSERT INTO ") + demo_table + " VALUES (1, 0) ON CONFLICT (id) DO NOTHING", {},
-                   Context{signals.token(), Clock::now() + 10s});
+        shared.table = made_demo_table(probe, Context{signals.token(), Clock::now() + 10s});
     } catch (const Error&) {
         if (signals.signal()) return report_interrupted(signals.signal(), "before the demo started");
         throw;
@@ -546,7 +576,7 @@ int run_demo(const DemoOptions& options, const GlobalOptions& global) {
     try {  // the row-lock chain's table; another demo on this database may still use it: then it stays
         Session cleanup = Session::connect(conninfo_with_app(global.dsn, "pglock-demo"), Job::cleanup());
         cleanup.exec("SET lock_timeout = '1s'", {}, Job::cleanup());
-        cleanup.exec(std::string("DROP TABLE IF EXISTS ") + demo_table, {}, Job::cleanup());
+        cleanup.exec("DROP TABLE IF EXISTS " + shared.table, {}, Job::cleanup());
     } catch (const Error&) {
     }
 

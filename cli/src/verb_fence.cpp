@@ -21,8 +21,13 @@ namespace {
 int run_init(const GlobalOptions& global) {
     SignalStop signals;
     const auto on_signal = signals.exit_on_signal("creating the fencing table");
-    Pool pool(global.dsn, pool_options_for(global.dsn, 1));
+    Pool pool(global.dsn, pool_options_for(global.dsn, 1, global.pooler_check));
     const auto result = fence::init(pool);
+    if (!result.refusal.empty()) {
+        // The table is there but this role's fenced locks would refuse it: say so now, not at
+        // the first --fence.
+        throw Error(Errc::query_failed, "exists but unusable: " + result.refusal);
+    }
     if (result.created) {
         say(std::cout, "created: table " + result.table + "; locks taken with fencing get their tokens from it");
     } else {
@@ -34,7 +39,7 @@ int run_init(const GlobalOptions& global) {
 int run_show(const std::vector<std::string>& names, const GlobalOptions& global) {
     SignalStop signals;
     const auto on_signal = signals.exit_on_signal("reading fencing tokens");
-    Pool pool(global.dsn, pool_options_for(global.dsn, 1));
+    Pool pool(global.dsn, pool_options_for(global.dsn, 1, global.pooler_check));
     PooledSession session = pool.acquire();
     for (const auto& name : names) {
         std::optional<std::int64_t> token;

@@ -64,7 +64,7 @@ int run_hold(const HoldOptions& options, const GlobalOptions& global) {
         say(std::cout, "metrics: serving " + server->url());
     }
 
-    Pool pool(global.dsn, pool_options_for(global.dsn, 2));
+    Pool pool(global.dsn, pool_options_for(global.dsn, 2, global.pooler_check));
     Lock lock(pool, options.name, std::move(lock_opts));
     const std::string what = json_quote(lock.name()) + " key=" + std::to_string(lock.key());
 

@@ -25,7 +25,7 @@ int run_try(const TryOptions& options, const GlobalOptions& global) {
     // (the server drops whatever the closed session had).
     SignalStop signals;
     const auto on_signal = signals.exit_on_signal("trying the lock " + json_quote(options.name));
-    Pool pool(global.dsn, pool_options_for(global.dsn, 2));
+    Pool pool(global.dsn, pool_options_for(global.dsn, 2, global.pooler_check));
     LockOptions lock_opts = lock_options(global);
     lock_opts.fencing = options.fence;
     Lock lock(pool, options.name, std::move(lock_opts));

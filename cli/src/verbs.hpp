@@ -17,6 +17,8 @@ namespace pglock::cli {
 struct GlobalOptions {
     std::string dsn;       // conninfo or URI; empty: libpq's PG* environment and defaults
     bool verbose = false;  // the library's log lines ("lock: acquired" ...) on stderr
+    // PoolOptions::refuse_transaction_pooler for the verbs that take locks (--no-pooler-check).
+    bool pooler_check = true;
 };
 
 // Set by the chosen verb's parse callback and run after parsing, so that nothing connects

@@ -170,6 +170,15 @@ std::error_code Held::release() noexcept {
                           "still be held by backend " + std::to_string(backend_pid);
                 changed_pid = pid;
                 session.discard();
+            } else if (res.is_null(0, 0)) {
+                // Same backend number, but without this connection's marker: a pooler handed the
+                // backend to another client in between, and nothing was unlocked there.
+                result = make_error_code(Errc::session_changed);
+                failure = "the unlock reached backend " + std::to_string(pid) +
+                          " without this connection's marker: a pooler lends that backend to other clients too, so "
+                          "the lock may still be held there; nothing was unlocked";
+                changed_pid = pid;
+                session.discard();
             } else if (res.get_bool(0, 0)) {
                 SessionOps::took_no_advisory_lock(*session);  // the unlock statement dropped them all
                 session.reset();  // back to the pool, lock-free

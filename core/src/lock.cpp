@@ -21,25 +21,52 @@
 namespace pglock {
 namespace detail {
 
+// Every statement below names pg_catalog's functions, operators and types only: it runs on the
+// application's sessions, under whatever search_path the application, its role or its database
+// set, and an unqualified name there is resolved in schemas other roles may create objects in
+// (docs/security.md). The fence table is the application's own and is named by the schema
+// found when the session first used it ({fence}, see fence_table_of()).
+//
+// Each session-level statement acts only on a backend that carries this connection's marker
+// ({owner}: the random pglock.owner the pool set when it connected, SessionOps::owner): behind a
+// transaction-mode pooler a statement can reach a backend that another client's session uses,
+// and pg_advisory_lock there would be granted again (advisory locks are reentrant per session)
+// while pg_advisory_unlock_all would drop the other client's locks. On a backend without the
+// marker the lock and unlock functions do not run and the statement's first column is NULL,
+// which the library reports as Errc::session_changed.
+#define PGLOCK_MINE "pg_catalog.current_setting('pglock.owner', true) OPERATOR(pg_catalog.=) '{owner}'"
+#define PGLOCK_PID "pg_catalog.pg_backend_pid()"
+#define PGLOCK_SET_APP(is_local) "pg_catalog.set_config('application_name', $2::pg_catalog.text, " is_local ")"
+
 // The unlock statements end with pg_advisory_unlock_all(): advisory locks are reentrant per
 // session, so work done on the guard's session (Guard::session()) may have taken this key again,
 // or other keys; pg_advisory_unlock() drops one level of one key. Dropping them all in the same
 // statement (left to right: the key's own unlock, whose answer the release reports, comes first)
 // gives the session back to the pool holding no advisory lock, at no extra round trip.
-// Their names are new with that text (`_all`): a session-mode pooler that keeps prepared
-// statements across clients could otherwise hand us an older "pglock_unlock" without it.
+// The names change with the texts (`_own`): a session-mode pooler that keeps prepared statements
+// across clients could otherwise hand us an older statement of the same name.
 const Statements& statements(Mode mode) noexcept {
     static const Statements exclusive{
-        "pglock_try",    "SELECT pg_try_advisory_lock($1::bigint), pg_backend_pid()",
-        "pglock_lock",   "SELECT pg_advisory_lock($1::bigint), pg_backend_pid()",
-        "pglock_unlock_all", "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid(), pg_advisory_unlock_all()",
-        "pglock_xact",   "SELECT pg_try_advisory_xact_lock($1::bigint), pg_backend_pid()",
+        "pglock_try_own",
+        "SELECT CASE WHEN " PGLOCK_MINE " THEN pg_catalog.pg_try_advisory_lock($1::bigint) END, " PGLOCK_PID,
+        "pglock_lock_own",
+        "SELECT CASE WHEN " PGLOCK_MINE " THEN pg_catalog.pg_advisory_lock($1::bigint) IS NOT NULL END, " PGLOCK_PID,
+        "pglock_unlock_all_own",
+        "SELECT CASE WHEN " PGLOCK_MINE " THEN pg_catalog.pg_advisory_unlock($1::bigint) END, " PGLOCK_PID ", "
+        "CASE WHEN " PGLOCK_MINE " THEN pg_catalog.pg_advisory_unlock_all() END",
+        "pglock_xact",
+        "SELECT pg_catalog.pg_try_advisory_xact_lock($1::bigint), " PGLOCK_PID,
     };
     static const Statements shared{
-        "pglock_try_shared",    "SELECT pg_try_advisory_lock_shared($1::bigint), pg_backend_pid()",
-        "pglock_lock_shared",   "SELECT pg_advisory_lock_shared($1::bigint), pg_backend_pid()",
-        "pglock_unlock_shared_all", "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid(), pg_advisory_unlock_all()",
-        "pglock_xact_shared",   "SELECT pg_try_advisory_xact_lock_shared($1::bigint), pg_backend_pid()",
+        "pglock_try_shared_own",
+        "SELECT CASE WHEN " PGLOCK_MINE " THEN pg_catalog.pg_try_advisory_lock_shared($1::bigint) END, " PGLOCK_PID,
+        "pglock_lock_shared_own",
+        "SELECT CASE WHEN " PGLOCK_MINE " THEN pg_catalog.pg_advisory_lock_shared($1::bigint) IS NOT NULL END, " PGLOCK_PID,
+        "pglock_unlock_shared_all_own",
+        "SELECT CASE WHEN " PGLOCK_MINE " THEN pg_catalog.pg_advisory_unlock_shared($1::bigint) END, " PGLOCK_PID ", "
+        "CASE WHEN " PGLOCK_MINE " THEN pg_catalog.pg_advisory_unlock_all() END",
+        "pglock_xact_shared",
+        "SELECT pg_catalog.pg_try_advisory_xact_lock_shared($1::bigint), " PGLOCK_PID,
     };
     return mode == Mode::shared ? shared : exclusive;
 }
@@ -48,35 +75,38 @@ const Statements& statements(Mode mode) noexcept {
 // returned at all (the blocking one: void, never NULL), so a session shows the name only once
 // it holds the lock. If a cancel turns the statement into an error after the grant, the
 // statement's implicit transaction rolls set_config back, and undo_possible_grant's unlock
-// restores the name anyway.
+// restores the name anyway. The transaction-level statements need no marker: a pooler keeps a
+// transaction on one backend, and the lock ends with it.
 const Statements& named_statements(Mode mode) noexcept {
     static const Statements exclusive{
-        "pglock_try_named",
-        "SELECT CASE WHEN pg_try_advisory_lock($1::bigint) "
-        "THEN set_config('application_name', $2::text, false) IS NOT NULL ELSE false END, pg_backend_pid()",
-        "pglock_lock_named",
-        "SELECT CASE WHEN pg_advisory_lock($1::bigint) IS NOT NULL "
-        "THEN set_config('application_name', $2::text, false) END, pg_backend_pid()",
-        "pglock_unlock_named_all",
-        "SELECT pg_advisory_unlock($1::bigint), pg_backend_pid(), set_config('application_name', $2::text, false), "
-        "pg_advisory_unlock_all()",
+        "pglock_try_named_own",
+        "SELECT CASE WHEN " PGLOCK_MINE " THEN CASE WHEN pg_catalog.pg_try_advisory_lock($1::bigint) "
+        "THEN " PGLOCK_SET_APP("false") " IS NOT NULL ELSE false END END, " PGLOCK_PID,
+        "pglock_lock_named_own",
+        "SELECT CASE WHEN " PGLOCK_MINE " THEN CASE WHEN pg_catalog.pg_advisory_lock($1::bigint) IS NOT NULL "
+        "THEN " PGLOCK_SET_APP("false") " IS NOT NULL END END, " PGLOCK_PID,
+        "pglock_unlock_named_all_own",
+        "SELECT CASE WHEN " PGLOCK_MINE " THEN pg_catalog.pg_advisory_unlock($1::bigint) END, " PGLOCK_PID ", "
+        "CASE WHEN " PGLOCK_MINE " THEN " PGLOCK_SET_APP("false") " END, "
+        "CASE WHEN " PGLOCK_MINE " THEN pg_catalog.pg_advisory_unlock_all() END",
         "pglock_xact_named",
-        "SELECT CASE WHEN pg_try_advisory_xact_lock($1::bigint) "
-        "THEN set_config('application_name', $2::text, true) IS NOT NULL ELSE false END, pg_backend_pid()",
+        "SELECT CASE WHEN pg_catalog.pg_try_advisory_xact_lock($1::bigint) "
+        "THEN " PGLOCK_SET_APP("true") " IS NOT NULL ELSE false END, " PGLOCK_PID,
     };
     static const Statements shared{
-        "pglock_try_shared_named",
-        "SELECT CASE WHEN pg_try_advisory_lock_shared($1::bigint) "
-        "THEN set_config('application_name', $2::text, false) IS NOT NULL ELSE false END, pg_backend_pid()",
-        "pglock_lock_shared_named",
-        "SELECT CASE WHEN pg_advisory_lock_shared($1::bigint) IS NOT NULL "
-        "THEN set_config('application_name', $2::text, false) END, pg_backend_pid()",
-        "pglock_unlock_shared_named_all",
-        "SELECT pg_advisory_unlock_shared($1::bigint), pg_backend_pid(), set_config('application_name', $2::text, false), "
-        "pg_advisory_unlock_all()",
+        "pglock_try_shared_named_own",
+        "SELECT CASE WHEN " PGLOCK_MINE " THEN CASE WHEN pg_catalog.pg_try_advisory_lock_shared($1::bigint) "
+        "THEN " PGLOCK_SET_APP("false") " IS NOT NULL ELSE false END END, " PGLOCK_PID,
+        "pglock_lock_shared_named_own",
+        "SELECT CASE WHEN " PGLOCK_MINE " THEN CASE WHEN pg_catalog.pg_advisory_lock_shared($1::bigint) IS NOT NULL "
+        "THEN " PGLOCK_SET_APP("false") " IS NOT NULL END END, " PGLOCK_PID,
+        "pglock_unlock_shared_named_all_own",
+        "SELECT CASE WHEN " PGLOCK_MINE " THEN pg_catalog.pg_advisory_unlock_shared($1::bigint) END, " PGLOCK_PID ", "
+        "CASE WHEN " PGLOCK_MINE " THEN " PGLOCK_SET_APP("false") " END, "
+        "CASE WHEN " PGLOCK_MINE " THEN pg_catalog.pg_advisory_unlock_all() END",
         "pglock_xact_shared_named",
-        "SELECT CASE WHEN pg_try_advisory_xact_lock_shared($1::bigint) "
-        "THEN set_config('application_name', $2::text, true) IS NOT NULL ELSE false END, pg_backend_pid()",
+        "SELECT CASE WHEN pg_catalog.pg_try_advisory_xact_lock_shared($1::bigint) "
+        "THEN " PGLOCK_SET_APP("true") " IS NOT NULL ELSE false END, " PGLOCK_PID,
     };
     return mode == Mode::shared ? shared : exclusive;
 }
@@ -89,60 +119,66 @@ const Statements& named_statements(Mode mode) noexcept {
 // even under synchronous_commit = off, for this one transaction: a token handed out and then
 // lost in a crash would be handed out again after the restart.
 #define PGLOCK_FENCE_CTE(lock_expr, name_param)                                                            \
-    "WITH l AS (SELECT " lock_expr " AS g), "                                                              \
-    "f AS (INSERT INTO pglock_fence AS t (key, token, name) SELECT $1::bigint, 1, " name_param "::bytea "   \
-    "FROM l WHERE l.g ON CONFLICT (key) DO UPDATE SET token = t.token + 1, name = EXCLUDED.name, "          \
-    "updated_at = now() RETURNING t.token) "
+    "WITH l AS (SELECT CASE WHEN " PGLOCK_MINE " THEN " lock_expr " END AS g), "                          \
+    "f AS (INSERT INTO {fence} AS t (key, token, name) SELECT $1::bigint, 1, " name_param "::pg_catalog.bytea " \
+    "FROM l WHERE l.g ON CONFLICT (key) DO UPDATE SET token = t.token OPERATOR(pg_catalog.+) 1, "          \
+    "name = EXCLUDED.name, updated_at = pg_catalog.now() RETURNING t.token) "
 #define PGLOCK_FENCE_DURABLE                                                                                \
-    "CASE WHEN current_setting('synchronous_commit') = 'off' "                                              \
-    "THEN set_config('synchronous_commit', 'on', true) END"
+    "CASE WHEN pg_catalog.current_setting('synchronous_commit') OPERATOR(pg_catalog.=) 'off' "              \
+    "THEN pg_catalog.set_config('synchronous_commit', 'on', true) END"
 // The token alone, for a session that holds the lock already (after a serialization failure; see
 // run_lock_statement). It bumps the row only when the session's pg_locks row says so: this path
 // is rare, so the cost of reading pg_locks is paid there only, and a token is never handed out
 // without the lock. Column 0 says whether the lock is held.
 #define PGLOCK_FENCE_TOKEN(name_param)                                                                      \
-    "WITH h AS (SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 "       \
-    "AND pid = pg_backend_pid() AND granted AND mode = 'ExclusiveLock' "                                   \
-    "AND ((classid::bigint << 32) | objid::bigint) = $1::bigint) AS g), "                                   \
-    "f AS (INSERT INTO pglock_fence AS t (key, token, name) SELECT $1::bigint, 1, " name_param "::bytea "   \
-    "FROM h WHERE h.g ON CONFLICT (key) DO UPDATE SET token = t.token + 1, name = EXCLUDED.name, "          \
-    "updated_at = now() RETURNING t.token) "
+    "WITH h AS (SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_locks k "                                       \
+    "WHERE k.locktype OPERATOR(pg_catalog.=) 'advisory' AND k.objsubid OPERATOR(pg_catalog.=) 1 "          \
+    "AND k.pid OPERATOR(pg_catalog.=) " PGLOCK_PID " AND k.granted "                                        \
+    "AND k.mode OPERATOR(pg_catalog.=) 'ExclusiveLock' "                                                   \
+    "AND ((k.classid::bigint OPERATOR(pg_catalog.<<) 32) OPERATOR(pg_catalog.|) k.objid::bigint) "         \
+    "OPERATOR(pg_catalog.=) $1::bigint) AND " PGLOCK_MINE " AS g), "                                        \
+    "f AS (INSERT INTO {fence} AS t (key, token, name) SELECT $1::bigint, 1, " name_param "::pg_catalog.bytea " \
+    "FROM h WHERE h.g ON CONFLICT (key) DO UPDATE SET token = t.token OPERATOR(pg_catalog.+) 1, "          \
+    "name = EXCLUDED.name, updated_at = pg_catalog.now() RETURNING t.token) "
 
 const Statements& fenced_statements(bool named) noexcept {
     static const Statements plain{
-        "pglock_try_fenced",
-        PGLOCK_FENCE_CTE("pg_try_advisory_lock($1::bigint)", "$2")
-        "SELECT l.g, pg_backend_pid(), (SELECT token FROM f), " PGLOCK_FENCE_DURABLE " FROM l",
-        "pglock_lock_fenced",
-        PGLOCK_FENCE_CTE("pg_advisory_lock($1::bigint) IS NOT NULL", "$2")
-        "SELECT l.g, pg_backend_pid(), (SELECT token FROM f), " PGLOCK_FENCE_DURABLE " FROM l",
+        "pglock_try_fenced_own",
+        PGLOCK_FENCE_CTE("pg_catalog.pg_try_advisory_lock($1::bigint)", "$2")
+        "SELECT l.g, " PGLOCK_PID ", (SELECT f.token FROM f), " PGLOCK_FENCE_DURABLE " FROM l",
+        "pglock_lock_fenced_own",
+        PGLOCK_FENCE_CTE("pg_catalog.pg_advisory_lock($1::bigint) IS NOT NULL", "$2")
+        "SELECT l.g, " PGLOCK_PID ", (SELECT f.token FROM f), " PGLOCK_FENCE_DURABLE " FROM l",
         statements(Mode::exclusive).unlock_name, statements(Mode::exclusive).unlock_sql,
         statements(Mode::exclusive).xact_name, statements(Mode::exclusive).xact_sql,
-        "pglock_token_fenced",
+        "pglock_token_fenced_own",
         PGLOCK_FENCE_TOKEN("$2")
-        "SELECT h.g, pg_backend_pid(), (SELECT token FROM f), " PGLOCK_FENCE_DURABLE " FROM h",
+        "SELECT h.g, " PGLOCK_PID ", (SELECT f.token FROM f), " PGLOCK_FENCE_DURABLE " FROM h",
     };
     static const Statements with_name{
-        "pglock_try_named_fenced",
-        PGLOCK_FENCE_CTE("pg_try_advisory_lock($1::bigint)", "$3")
-        "SELECT CASE WHEN l.g THEN set_config('application_name', $2::text, false) IS NOT NULL ELSE false END, "
-        "pg_backend_pid(), (SELECT token FROM f), " PGLOCK_FENCE_DURABLE " FROM l",
-        "pglock_lock_named_fenced",
-        PGLOCK_FENCE_CTE("pg_advisory_lock($1::bigint) IS NOT NULL", "$3")
-        "SELECT CASE WHEN l.g THEN set_config('application_name', $2::text, false) END, "
-        "pg_backend_pid(), (SELECT token FROM f), " PGLOCK_FENCE_DURABLE " FROM l",
+        "pglock_try_named_fenced_own",
+        PGLOCK_FENCE_CTE("pg_catalog.pg_try_advisory_lock($1::bigint)", "$3")
+        "SELECT CASE WHEN l.g THEN " PGLOCK_SET_APP("false") " IS NOT NULL ELSE l.g END, "
+        PGLOCK_PID ", (SELECT f.token FROM f), " PGLOCK_FENCE_DURABLE " FROM l",
+        "pglock_lock_named_fenced_own",
+        PGLOCK_FENCE_CTE("pg_catalog.pg_advisory_lock($1::bigint) IS NOT NULL", "$3")
+        "SELECT CASE WHEN l.g THEN " PGLOCK_SET_APP("false") " IS NOT NULL END, "
+        PGLOCK_PID ", (SELECT f.token FROM f), " PGLOCK_FENCE_DURABLE " FROM l",
         named_statements(Mode::exclusive).unlock_name, named_statements(Mode::exclusive).unlock_sql,
         named_statements(Mode::exclusive).xact_name, named_statements(Mode::exclusive).xact_sql,
-        "pglock_token_named_fenced",
+        "pglock_token_named_fenced_own",
         PGLOCK_FENCE_TOKEN("$3")
-        "SELECT CASE WHEN h.g THEN set_config('application_name', $2::text, false) IS NOT NULL ELSE false END, "
-        "pg_backend_pid(), (SELECT token FROM f), " PGLOCK_FENCE_DURABLE " FROM h",
+        "SELECT CASE WHEN h.g THEN " PGLOCK_SET_APP("false") " IS NOT NULL ELSE false END, "
+        PGLOCK_PID ", (SELECT f.token FROM f), " PGLOCK_FENCE_DURABLE " FROM h",
     };
     return named ? with_name : plain;
 }
 #undef PGLOCK_FENCE_CTE
 #undef PGLOCK_FENCE_DURABLE
 #undef PGLOCK_FENCE_TOKEN
+#undef PGLOCK_SET_APP
+#undef PGLOCK_PID
+#undef PGLOCK_MINE
 
 std::string current_application_name(Session& session) {
     // Reported by the server on every change (GUC_REPORT): known here without a round trip.
@@ -291,8 +327,9 @@ void undo_possible_grant(const detail::LockImpl& impl, Session& session, const c
             const detail::SessionOps::CloseAfter bound(session, limit);
             const Context none{};
             detail::SessionOps::prepare(session, st.unlock_name, st.unlock_sql, restore ? 2 : 1, nullptr, none);
-            detail::SessionOps::finish(session,
-                                       detail::SessionOps::run_prepared(session, st.unlock_name, impl.key_text, restore, none));
+            const Result res = detail::SessionOps::finish(
+                session, detail::SessionOps::run_prepared(session, st.unlock_name, impl.key_text, restore, none));
+            if (res.is_null(0, 0)) break;  // not this client's backend: nothing was unlocked there
             return;  // unlocked, or was not held: either way the session holds no lock of ours
         } catch (const Error& e) {
             if (e.sqlstate() != sqlstate::query_canceled) break;  // anything but the late cancel: give up on the session
@@ -331,6 +368,19 @@ Error vanished_statement(const char* name, const Error& cause) {
                      "directly or use pool_mode=session (PoolOptions::refuse_transaction_pooler checks for this "
                      "when connecting). Server said: " + cause.detail(),
                  cause.sqlstate());
+}
+
+// A lock statement found a backend without this connection's marker (PoolOptions): another
+// client's, reached through a pooler. Nothing was locked there.
+Error not_own_backend(int pid) {
+    return Error(Errc::session_changed,
+                 "the lock statement reached backend " + std::to_string(pid) +
+                     ", which is not this connection's own (it does not carry the marker this connection set when "
+                     "it connected): a transaction-mode pooler hands this connection's statements to server "
+                     "connections that other clients use (PgBouncer with pool_mode=transaction or statement), and "
+                     "session-level advisory "
+                     "locks cannot work through it; nothing was locked. Connect to PostgreSQL directly or use "
+                     "pool_mode=session");
 }
 
 // A fenced lock statement's result. Under repeatable read or serializable (a session's
@@ -394,6 +444,8 @@ Granted run_lock_statement(const detail::LockImpl& impl, Session& session, const
     const auto& [name, sql, returns_bool, scope, app, restore] = statement;
     // Fencing refuses transaction-level locks, so only session-level statements carry the name.
     const char* fence = scope == Scope::session && !impl.fence_name.empty() ? impl.fence_name.c_str() : nullptr;
+    if (fence && detail::SessionOps::fence_table(session).empty())
+        detail::SessionOps::set_fence_table(session, fence::table_for_writing(session, ctx));
     try {
         detail::SessionOps::prepare(session, name, sql, 1 + (app ? 1 : 0) + (fence ? 1 : 0), nullptr, ctx);
     } catch (const Error& e) {
@@ -408,6 +460,7 @@ Granted run_lock_statement(const detail::LockImpl& impl, Session& session, const
     try {
         Result res = fence ? finish_fenced(impl, session, std::move(attempt), ctx, app, fence)
                            : detail::SessionOps::finish(session, std::move(attempt));
+        if (scope == Scope::session && res.is_null(0, 0)) throw not_own_backend(detail::statement_pid(res));
         Granted got{!returns_bool || res.get_bool(0, 0), detail::statement_pid(res), std::nullopt};
         if (fence && got.granted) {
             if (res.is_null(0, 2)) {
@@ -614,9 +667,11 @@ std::vector<int> Lock::holders(const Context& ctx) {
     PooledSession session = impl_->pool->acquire(ctx);
     const LockTag tag = tag_of(impl_->key);
     Result res = session->exec(
-        "SELECT l.pid FROM pg_locks l "
-        "WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.classid = $1 AND l.objid = $2 AND l.granted "
-        "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) ORDER BY l.pid",
+        "SELECT l.pid FROM pg_catalog.pg_locks l "
+        "WHERE l.locktype OPERATOR(pg_catalog.=) 'advisory' AND l.objsubid OPERATOR(pg_catalog.=) 1 "
+        "AND l.classid OPERATOR(pg_catalog.=) $1 AND l.objid OPERATOR(pg_catalog.=) $2 AND l.granted "
+        "AND l.database OPERATOR(pg_catalog.=) (SELECT d.oid FROM pg_catalog.pg_database d "
+        "WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()) ORDER BY l.pid",
         {Param(tag.classid), Param(tag.objid)}, ctx);
     detail::SessionOps::took_no_advisory_lock(*session);  // a read: nothing to drop on the way back
     std::vector<int> pids;

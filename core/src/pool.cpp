@@ -1,6 +1,9 @@
 #include "pglock/pool.hpp"
 
+#include <sys/random.h>
+
 #include <condition_variable>
+#include <random>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -70,6 +73,10 @@ struct PooledSession::Shared {
         return session;
     }
 
+    // Marks a new session's backend as this client's; throws Error{session_changed} when it is
+    // shared with another client (see the definition).
+    void claim(Session& session, const Context& ctx) const;
+
     void forget_one() noexcept {
         std::unique_lock lock(mutex);
         --open;
@@ -120,24 +127,109 @@ Pool::~Pool() = default;
 
 namespace {
 
-// See PoolOptions::refuse_transaction_pooler. Plain statements, not prepared ones: behind such a
-// pooler a prepared statement would fail with a confusing "does not exist" before this could
-// explain why.
-void refuse_transaction_pooler(Session& session, const Context& ctx) {
-    const auto pid = [&] { return static_cast<int>(session.exec("SELECT pg_backend_pid()", {}, ctx).get_int64(0, 0)); };
-    const int first = pid();
-    for (int probe = 0; probe < 2; ++probe) {
-        if (const int next = pid(); next != first) {
-            throw Error(Errc::session_changed,
-                        "refusing to work behind a transaction-mode pooler: two consecutive statements on one "
-                        "connection ran on backends " + std::to_string(first) + " and " + std::to_string(next) +
-                            ", so session-level advisory locks would stay behind on a backend serving someone "
-                            "else; connect to PostgreSQL directly or use pool_mode=session");
-        }
+// How long the pooler check's second connection may take before the check goes on without it
+// (a pool in session mode with no server connection to spare makes it wait in line).
+constexpr auto kProbeTimeout = std::chrono::seconds(3);
+
+std::string new_owner_token() {
+    unsigned char bytes[16];
+    std::size_t got = 0;
+    while (got < sizeof bytes) {
+        const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
     }
+    if (got < sizeof bytes) {
+        std::random_device rd;
+        for (auto& b : bytes) b = static_cast<unsigned char>(rd());
+    }
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out;
+    for (const unsigned char b : bytes) {
+        out += digits[b >> 4];
+        out += digits[b & 0xf];
+    }
+    return out;
+}
+
+// What a backend says of its marker: pglock.owner (nullopt when never set) and its pid.
+struct Marker {
+    std::optional<std::string> owner;
+    int pid = 0;
+};
+
+Marker read_marker(Session& session, const Context& ctx) {
+    const Result r = session.exec(
+        "SELECT pg_catalog.current_setting('pglock.owner', true), pg_catalog.pg_backend_pid()", {}, ctx);
+    detail::SessionOps::took_no_advisory_lock(session);
+    Marker m;
+    if (!r.is_null(0, 0)) m.owner = std::string(r.get(0, 0));
+    m.pid = static_cast<int>(r.get_int64(0, 1));
+    return m;
+}
+
+[[noreturn]] void refuse_shared_backend(const std::string& why) {
+    throw Error(Errc::session_changed,
+                "refusing to take locks on this connection: " + why +
+                    ". Session-level advisory locks need a backend of their own for the whole session: behind "
+                    "a transaction-mode pooler, which hands server connections from client to client (PgBouncer "
+                    "with pool_mode=transaction or statement, or pool_mode=session without server_reset_query), "
+                    "a lock would stay behind for the next client and a second client could be granted it too; "
+                    "connect to PostgreSQL directly or use pool_mode=session");
 }
 
 }  // namespace
+
+// Marks the backend of a new session as this client's: a random pglock.owner that every lock and
+// unlock statement checks (lock.cpp). A backend that already carries a marker is another
+// client's. With PoolOptions::refuse_transaction_pooler a second, short-lived connection looks
+// for the marker too, and the session reads it back twice: behind a pooler that lends one
+// server connection to several clients, the second connection lands on this backend (an idle
+// pool gives the one just used back first) or this session's next statements land elsewhere.
+void PooledSession::Shared::claim(Session& session, const Context& ctx) const {
+    const std::string token = new_owner_token();
+    // Set only where no marker is: refusing another client's backend must not take it from that
+    // client, whose own statements would then fail on it.
+    const Result r = session.exec(
+        "SELECT pg_catalog.current_setting('pglock.owner', true), "
+        "CASE WHEN COALESCE(pg_catalog.current_setting('pglock.owner', true), '') OPERATOR(pg_catalog.=) '' "
+        "THEN pg_catalog.set_config('pglock.owner', $1, false) END, pg_catalog.pg_backend_pid()",
+        {token}, ctx);
+    detail::SessionOps::took_no_advisory_lock(session);
+    const int pid = static_cast<int>(r.get_int64(0, 2));
+    if (!r.is_null(0, 0) && !r.get(0, 0).empty()) {
+        refuse_shared_backend("its backend (pid " + std::to_string(pid) + ") already carries another client's session");
+    }
+    detail::SessionOps::set_owner(session, token);
+    if (!options.refuse_transaction_pooler) return;
+    try {
+        Context bounded = ctx;
+        const auto limit = Clock::now() + kProbeTimeout;
+        if (!bounded.deadline || *bounded.deadline > limit) bounded.deadline = limit;
+        Session probe = detail::SessionOps::connect(conninfo, bounded, kProbeTimeout, options.overrides, keepalive_keywords);
+        const Marker seen = read_marker(probe, bounded);
+        if (seen.owner == token || seen.pid == pid) {
+            refuse_shared_backend("a second connection to the same server reached this connection's backend (pid " +
+                                  std::to_string(pid) + ")");
+        }
+        if (seen.owner && !seen.owner->empty()) {
+            refuse_shared_backend("a second connection to the same server reached a backend (pid " +
+                                  std::to_string(seen.pid) + ") that carries another client's session");
+        }
+    } catch (const Error& e) {
+        if (e.code() == Errc::session_changed) throw;
+        if (ctx.stop.stop_requested() || (ctx.deadline && Clock::now() >= *ctx.deadline)) throw;
+        // No second connection to be had (max_connections, a full pool): the reads below still
+        // catch a pooler that moves this connection between backends.
+    }
+    for (int round = 0; round < 2; ++round) {
+        const Marker again = read_marker(session, ctx);
+        if (again.pid != pid || again.owner != token) {
+            refuse_shared_backend("two consecutive statements of this connection ran on backends " +
+                                  std::to_string(pid) + " and " + std::to_string(again.pid));
+        }
+    }
+}
 
 PooledSession Pool::acquire(const Context& ctx) {
     bool reused = false;
@@ -185,10 +277,7 @@ PooledSession Pool::lend(const Context& ctx, bool check_idle, bool& reused) {
         try {
             Session session = detail::SessionOps::connect(s.conninfo, ctx, s.options.connect_timeout, s.options.overrides,
                                                           s.keepalive_keywords);
-            if (s.options.refuse_transaction_pooler) {
-                refuse_transaction_pooler(session, ctx);
-                detail::SessionOps::took_no_advisory_lock(session);  // pg_backend_pid() only
-            }
+            s.claim(session, ctx);
             return PooledSession(shared_, std::move(session));
         } catch (...) {
             s.forget_one();

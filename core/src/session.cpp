@@ -60,6 +60,8 @@ Session::Session(Session&& other) noexcept
       in_recovery_(std::exchange(other.in_recovery_, std::nullopt)),
       cancel_pending_(std::exchange(other.cancel_pending_, false)),
       prepared_(std::move(other.prepared_)),
+      owner_(std::move(other.owner_)),
+      fence_table_(std::move(other.fence_table_)),
       may_hold_advisory_locks_(std::exchange(other.may_hold_advisory_locks_, false)),
       read_first_score_(other.read_first_score_),
       read_first_probe_(other.read_first_probe_) {}
@@ -74,6 +76,8 @@ Session& Session::operator=(Session&& other) noexcept {
         in_recovery_ = std::exchange(other.in_recovery_, std::nullopt);
         cancel_pending_ = std::exchange(other.cancel_pending_, false);
         prepared_ = std::move(other.prepared_);
+        owner_ = std::move(other.owner_);
+        fence_table_ = std::move(other.fence_table_);
         may_hold_advisory_locks_ = std::exchange(other.may_hold_advisory_locks_, false);
         read_first_score_ = other.read_first_score_;
         read_first_probe_ = other.read_first_probe_;
@@ -315,14 +319,46 @@ void SessionOps::drop_advisory_locks(Session& session) noexcept {
     // A session that cannot be lent again is closed by the pool, which drops its locks anyway.
     if (!session.may_hold_advisory_locks_ || !session.reusable()) return;
     try {
+        // Only on this client's own backend (see claim()): behind a transaction-mode pooler the
+        // statement may reach a backend that serves another client, whose locks it must not drop.
+        const std::string sql = with_session_names(
+            "SELECT CASE WHEN pg_catalog.current_setting('pglock.owner', true) OPERATOR(pg_catalog.=) '{owner}' "
+            "THEN pg_catalog.pg_advisory_unlock_all() IS NOT NULL END",
+            session);
         const Context bounded{{}, Clock::now() + kDropLocksTimeout};
-        auto send = [](PGconn* conn) { return PQsendQueryParams(conn, "SELECT pg_advisory_unlock_all()", 0, nullptr, nullptr, nullptr, nullptr, 0); };
-        finish(session, run(session, send, bounded));
+        auto send = [&](PGconn* conn) { return PQsendQueryParams(conn, sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0); };
+        const Result res = finish(session, run(session, send, bounded));
+        if (res.is_null(0, 0)) {
+            close(session);  // not our backend: whatever we took there goes only with the connection
+            return;
+        }
         session.may_hold_advisory_locks_ = false;
     } catch (...) {
         close(session);  // its locks go with the connection
     }
 }
+
+std::string SessionOps::with_session_names(std::string_view sql, const Session& session) {
+    std::string out;
+    out.reserve(sql.size() + 64);
+    for (std::size_t i = 0; i < sql.size();) {
+        if (sql.compare(i, 7, "{owner}") == 0) {
+            out += session.owner_;
+            i += 7;
+        } else if (sql.compare(i, 7, "{fence}") == 0) {
+            out += session.fence_table_;
+            i += 7;
+        } else {
+            out += sql[i++];
+        }
+    }
+    return out;
+}
+
+void SessionOps::set_owner(Session& session, std::string owner) { session.owner_ = std::move(owner); }
+const std::string& SessionOps::owner(const Session& session) noexcept { return session.owner_; }
+void SessionOps::set_fence_table(Session& session, std::string table) { session.fence_table_ = std::move(table); }
+const std::string& SessionOps::fence_table(const Session& session) noexcept { return session.fence_table_; }
 
 void SessionOps::took_no_advisory_lock(Session& session) noexcept { session.may_hold_advisory_locks_ = false; }
 
@@ -497,7 +533,8 @@ Result SessionOps::finish(Session& session, Attempt attempt) {
 void SessionOps::prepare(Session& session, const char* name, const char* sql, int nparams, const Oid* types,
                          const Context& ctx) {
     if (std::find(session.prepared_.begin(), session.prepared_.end(), name) != session.prepared_.end()) return;
-    auto send = [&](PGconn* conn) { return PQsendPrepare(conn, name, sql, nparams, types); };
+    const std::string text = with_session_names(sql, session);
+    auto send = [&](PGconn* conn) { return PQsendPrepare(conn, name, text.c_str(), nparams, types); };
     Attempt attempt = run(session, send, ctx);
     // The statement exists on the server when PREPARE completed, even if the caller's deadline
     // fired meanwhile, or when an earlier such PREPARE did (42P05): remember it either way, or

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "pglock/context.hpp"
@@ -74,9 +76,19 @@ struct SessionOps {
     // Turns an Attempt into a Result, throwing what the public exec() documents.
     static Result finish(Session& session, Attempt attempt);
 
-    // Prepares `sql` as `name` on the session once; later calls are free.
+    // Prepares `sql` as `name` on the session once; later calls are free. {owner} and {fence} in
+    // `sql` become the session's owner() and fence_table().
     static void prepare(Session& session, const char* name, const char* sql, int nparams, const Oid* types,
                         const Context& ctx);
+    static std::string with_session_names(std::string_view sql, const Session& session);
+
+    // The marker of the client's own backend: the random value of pglock.owner that Pool set there
+    // when it connected the session ("" for a session no pool connected).
+    static void set_owner(Session& session, std::string owner);
+    static const std::string& owner(const Session& session) noexcept;
+    // The fence table of the session's fenced locks, quoted and schema-qualified, once resolved.
+    static void set_fence_table(Session& session, std::string table);
+    static const std::string& fence_table(const Session& session) noexcept;
 
     // The lock statements' form: one bigint parameter.
     static Attempt run_prepared(Session& session, const char* name, const KeyText& key, const Context& ctx);
@@ -97,7 +109,8 @@ struct SessionOps {
     static void close(Session& session) noexcept;
 
     // Before a pool lends the session again: when statements ran through exec() since the last
-    // pg_advisory_unlock_all(), runs that (bounded), or closes the session if it fails.
+    // pg_advisory_unlock_all(), runs that (bounded) on the client's own backend only, and closes
+    // the session if it fails or the backend is not its own.
     static void drop_advisory_locks(Session& session) noexcept;
     // The statements run so far took no session-level advisory lock, or a statement of the
     // library just dropped them all (pg_advisory_unlock_all in the unlock statement).

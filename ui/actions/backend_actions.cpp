@@ -25,6 +25,9 @@ BackendActions::~BackendActions() {
 void BackendActions::setConnection(const QString& conninfo, const QString& password) {
     pglock::PoolOptions options;
     options.max_size = 4;
+    // This pool only reads and signals; it takes no lock, so the pooler check's extra connection
+    // would buy nothing.
+    options.refuse_transaction_pooler = false;
     options.overrides.emplace_back("application_name", "lockscope (admin)");
     if (!password.isEmpty()) options.overrides.emplace_back("password", password.toStdString());
     pool_ = std::make_shared<pglock::Pool>(conninfo.toStdString(), options);

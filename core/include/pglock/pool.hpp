@@ -33,15 +33,21 @@ struct PoolOptions {
     // {app}: the session's own application_name; {lock}: "pglock:" and the lock's escaped name,
     // which is what monitors read back. Cut to 63 bytes, {app} first.
     std::string application_name_format{holder_identity::default_format};
-    // Checks every new connection for a transaction-mode pooler (PgBouncer pool_mode=transaction
-    // and the like), which hands consecutive statements of one client connection to different
-    // server backends: session-level advisory locks then stay behind on a backend that serves
-    // someone else, and the library's prepared statements vanish. The check runs
-    // `SELECT pg_backend_pid()` three times, each its own transaction, and acquire() throws
-    // Error{session_changed} when the answers differ. Costs three round trips per new connection.
-    // A pooler that happens to give the same backend all three times passes; the per-lock check
-    // (the lock and unlock statements compare their pg_backend_pid()) still reports it later.
-    bool refuse_transaction_pooler = false;
+    // Every new connection marks its backend as this client's (a random pglock.owner, one round
+    // trip), and the library's lock and unlock statements act only on a backend that carries the
+    // marker; a backend that already carries another client's is refused with
+    // Error{session_changed}. Behind a pooler that lends one server connection to several clients
+    // (PgBouncer pool_mode=transaction or statement) a session-level lock would stay behind on a
+    // backend that serves someone else, and a second client could be granted it again.
+    // This option adds the check that finds such a pooler when it is quiet too, before any lock
+    // is taken: a second, short-lived connection to the same server must not reach this
+    // connection's backend, and two more reads on this connection must reach the same backend.
+    // It costs one extra connection (closed at once) and three round trips per new connection;
+    // the error says which check found what. Turn it off only where that extra connection is a
+    // problem: a pooler is then still refused when another pglock client shares the backend or
+    // when statements move between backends, but not when an idle pool happens to hand this
+    // connection the same backend for every statement.
+    bool refuse_transaction_pooler = true;
 };
 
 class Pool;
@@ -52,8 +58,9 @@ struct PoolLend;
 // A session lent by a pool. Going out of scope gives it back when it is healthy and outside a
 // transaction; a broken one (or one discard()ed) is closed, never lent again. A session that ran
 // statements through Session::exec() (or a Transaction) may have taken session-level advisory
-// locks: giving it back first runs `SELECT pg_advisory_unlock_all()` (one round trip, bounded;
-// the session is closed if that fails), so the pool never lends a session holding one. Statements
+// locks: giving it back first runs `pg_advisory_unlock_all()` on its own backend only (one round
+// trip, bounded; the session is closed if that fails or the backend is not its own: see
+// PoolOptions::refuse_transaction_pooler), so the pool never lends a session holding one. Statements
 // sent through native_handle() behind the library's back are not seen: discard() such a session.
 class PooledSession {
 public:

@@ -144,6 +144,13 @@ private:
     // belongs to the CloseAfter scope on this object, whose destructor restores it here.
     std::optional<std::chrono::steady_clock::time_point> close_at_;
     std::vector<std::string> prepared_;    // statement names prepared on this session
+    // The random pglock.owner this client set on its backend when the pool connected it; the
+    // library's session-level lock statements act only where the backend carries it. Empty for a
+    // session no pool connected (see detail::SessionOps::claim).
+    std::string owner_;
+    // The fence table as the first fenced lock on this session found it, schema-qualified and
+    // quoted; empty until then.
+    std::string fence_table_;
     // exec() ran a statement since the last pg_advisory_unlock_all(): it may have taken a
     // session-level advisory lock, which a pool must drop before lending the session again.
     bool may_hold_advisory_locks_ = false;
