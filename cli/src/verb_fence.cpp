@@ -24,9 +24,10 @@ int run_init(const GlobalOptions& global) {
     Pool pool(global.dsn, pool_options_for(global.dsn, 1));
     const auto result = fence::init(pool);
     if (result.created) {
-        say(std::cout, "created: table " + result.table + "; locks taken with fencing get their tokens from it");
+        say(std::cout, "created: table " + display_text(result.table) + "; locks taken with fencing get their tokens from it");
     } else {
-        say(std::cout, "exists: table " + result.table + " is already there; nothing changed");
+        // The schema is whichever search_path finds first: anybody's name in a shared database.
+        say(std::cout, "exists: table " + display_text(result.table) + " is already there; nothing changed");
     }
     return exit_ok;
 }
