@@ -9,7 +9,9 @@
 //     parser), for a single name and for the whole parsed list written one per line as the
 //     catalog's export does;
 //   - an exported line is valid UTF-8 with no line break, CR or NUL, and printable_name() shows
-//     exactly that line, so two different names never look the same.
+//     exactly that line, so two different names never look the same;
+//   - the display rule the line is built on (pglock/text.hpp) gives valid UTF-8 without a hidden
+//     code point, and applied again gives the same text.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -75,7 +77,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(again.names[i].name == list.names[i].name && again.names[i].line == static_cast<int>(i + 1),
                    "re-import gives the same names in the same order, one per line");
 
-    // The input as one name.
+    // The input as one name, and as text a server sent.
     check_exported_line(content);
+    const std::string shown = pglock::display_text(content);
+    FUZZ_CHECK(pglock::is_valid_utf8(shown), "display_text() is valid UTF-8");
+    for (std::string_view rest = shown; !rest.empty();) {
+        const pglock::DecodedChar d = pglock::decode_utf8(rest);
+        FUZZ_CHECK(!pglock::is_hidden_code_point(d.code_point), "display_text() shows no hidden code point");
+        rest.remove_prefix(d.length);
+    }
+    FUZZ_CHECK(pglock::display_text(shown) == shown, "display_text() is idempotent");
     return 0;
 }

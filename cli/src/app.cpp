@@ -34,8 +34,10 @@ constexpr const char* footer =
     "10 s unless connect_timeout (in the DSN or PGCONNECT_TIMEOUT) says otherwise.\n"
     "Exit codes: 0 ok, 1 error, 2 usage, 3 contended or timed out, 4 lock lost while held.\n";
 
+// Every failure's one line. The message may quote a server (libpq's complaint, the server's
+// ERROR with its DETAIL, a name it echoes): shown by the display rule, never as raw bytes.
 int report(const char* kind, std::string_view message, int code) {
-    std::cerr << "pglock: " << kind << ": " << one_line(message) << std::endl;
+    std::cerr << "pglock: " << kind << ": " << display_line(message) << std::endl;
     return code;
 }
 
@@ -48,7 +50,7 @@ int run(int argc, char** argv) {
     app.fallthrough();  // global options may also follow the verb: `pglock try NAME --dsn ...`
     app.set_version_flag("--version", std::string("pglock ") + PGLOCK_CLI_VERSION);
     app.failure_message([](const CLI::App*, const CLI::Error& e) {
-        return "pglock: usage: " + one_line(e.what()) + " (see --help)\n";
+        return "pglock: usage: " + display_line(e.what()) + " (see --help)\n";
     });
 
     GlobalOptions global;

@@ -145,7 +145,7 @@ Catalog::Catalog(std::vector<NamedKey> entries) {
 std::vector<std::string> catalog_warnings(const Catalog& catalog, const std::string& path) {
     std::vector<std::string> lines;
     for (const SkippedLine& s : catalog.skipped())
-        lines.push_back("pglock: warning: catalog " + path + ": " + one_line(describe(s)));
+        lines.push_back("pglock: warning: catalog " + path + ": " + display_line(describe(s)));
     for (const KeyCollision& c : catalog.collisions())
         lines.push_back("pglock: warning: catalog " + path + ": " + describe(c));
     return lines;

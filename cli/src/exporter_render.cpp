@@ -55,7 +55,7 @@ std::string serialize(const std::vector<MetricFamily>& families) {
 }  // namespace
 
 std::string name_label(const std::string& name) {
-    return is_valid_utf8(name) ? name : "hex:" + hex_bytes(name);
+    return is_display_safe(name) ? name : "hex:" + hex_bytes(name);
 }
 
 std::string render_target(const TargetReport& r) {

@@ -33,7 +33,9 @@ struct TargetCounters {
 std::string render_exporter(const std::vector<TargetCounters>& targets);
 
 // A lock name as a label value: Prometheus refuses a whole scrape with a label that is not valid
-// UTF-8, so such a name is given as "hex:" and its bytes in hex (pglock key --hex takes it back).
+// UTF-8, and a name with a control or hidden code point (ESC, a C1 control, a bidi override, which
+// a holder's application_name may carry) would reach a terminal or a dashboard as it is; such a
+// name is given as "hex:" and its bytes in hex (pglock key --hex takes it back).
 std::string name_label(const std::string& name);
 
 }  // namespace pglock::cli

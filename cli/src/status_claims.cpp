@@ -86,15 +86,8 @@ std::string render_lock_claims_json(const ClaimsReport& report, std::int64_t key
 }
 
 std::string render_claims_text(const ClaimsReport& report) {
-    // The key=value style of the status lines; a value with spaces or '=' is quoted.
-    auto field = [](std::string_view value) {
-        bool plain = !value.empty() && is_valid_utf8(value);
-        for (const char c : value) {
-            const auto u = static_cast<unsigned char>(c);
-            if (u <= 0x20 || u == 0x7f || c == '"' || c == '\\' || c == '=') plain = false;
-        }
-        return plain ? std::string(value) : json_quote(value);
-    };
+    // The key=value style of the status lines.
+    const auto field = [](std::string_view value) { return kv_value(value); };
     std::string out;
     for (const auto& e : report.endpoints) {
         out += "app url=" + field(e.url);

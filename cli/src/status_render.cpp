@@ -84,16 +84,8 @@ const monitor::Backend* backend_of(const Snapshot& snapshot, int pid) {
 
 // ---- text ------------------------------------------------------------------------------------
 
-// A value in a key=value line: bare when it is plain printable text, JSON-quoted otherwise
-// (spaces, quotes, '=', control bytes, invalid UTF-8, empty).
-std::string field(std::string_view value) {
-    bool plain = !value.empty() && is_valid_utf8(value);
-    for (const char c : value) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u <= 0x20 || u == 0x7f || c == '"' || c == '\\' || c == '=') plain = false;
-    }
-    return plain ? std::string(value) : json_quote(value);
-}
+// A value in a key=value line (pglock_cli/text.hpp: JSON-quoted unless plain printable text).
+std::string field(std::string_view value) { return kv_value(value); }
 
 std::string seconds_text(std::optional<double> s) {
     if (!s) return "-";
@@ -143,9 +135,11 @@ std::string worst_root_line(const Snapshot& snapshot, const std::vector<monitor:
     const monitor::RootBlocker& r = roots.front();
     const monitor::Backend* b = backend_of(snapshot, r.pid);
     std::string out = "worst root: PID " + std::to_string(r.pid);
-    if (b && !b->application_name.empty()) out += " (" + b->application_name + ")";
+    // Prose, not key=value: the server's text (an application_name, a table's name in a lock's
+    // description) is shown by the display rule, unquoted.
+    if (b && !b->application_name.empty()) out += " (" + display_text(b->application_name) + ")";
     out += " blocks " + plural(r.blocked_total, "session", "sessions");
-    if (!r.via.empty()) out += " via " + r.via;
+    if (!r.via.empty()) out += " via " + display_text(r.via);
     if (const auto oldest = since(r.oldest_wait_start, snapshot)) out += ", " + seconds_text(oldest);
     if (r.cycle) out += " (a cycle: a deadlock in progress)";
     return out + "\n";
@@ -287,7 +281,7 @@ void render_status_text(std::string& out, const Snapshot& snapshot, const Status
                 for (std::size_t i = 0; i < evidence.size(); ++i) out += (i ? "," : "") + std::string(monitor::sign_name(evidence[i]->sign));
             }
             out += " held=" + seconds_text(held_for(lock, h.pid, snapshot, context)) + "\n";
-            for (const auto* e : evidence) out += "    evidence: " + e->text + "\n";
+            for (const auto* e : evidence) out += "    evidence: " + display_text(e->text) + "\n";
         }
         for (const auto& w : lock.waiters) {
             const monitor::Backend* b = backend_of(snapshot, w.pid);

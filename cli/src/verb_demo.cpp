@@ -135,12 +135,12 @@ public:
                     continue;
                 }
                 ++shared_.errors;
-                shared_.line(std::cerr, "demo: job " + label_ + ": " + one_line(e.what()));
+                shared_.line(std::cerr, "demo: job " + label_ + ": " + display_line(e.what()));
                 nap(1s);
             } catch (const std::exception& e) {
                 if (stopped()) break;
                 ++shared_.errors;
-                shared_.line(std::cerr, "demo: job " + label_ + ": " + one_line(e.what()));
+                shared_.line(std::cerr, "demo: job " + label_ + ": " + display_line(e.what()));
                 nap(1s);
             }
         }
@@ -562,7 +562,7 @@ int run_demo(const DemoOptions& options, const GlobalOptions& global) {
                 body(*job);
             } catch (const std::exception& e) {  // building the job's locks failed: report, never terminate
                 ++shared.errors;
-                shared.line(std::cerr, std::string("demo: job failed: ") + one_line(e.what()));
+                shared.line(std::cerr, std::string("demo: job failed: ") + display_line(e.what()));
             }
         });
     }

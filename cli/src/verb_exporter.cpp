@@ -125,7 +125,7 @@ private:
             }
             if (session_ && !session_->ok()) session_.reset();
             // Once per change of complaint, not once per scrape.
-            const std::string message = one_line(redact_secrets(e.what(), config_.conninfo));
+            const std::string message = display_line(redact_secrets(e.what(), config_.conninfo));
             if (message != last_error_)
                 std::cerr << "pglock: exporter: target " << config_.name << ": poll failed: " << message << std::endl;
             last_error_ = message;
@@ -175,7 +175,7 @@ public:
                                  : "pglock exporter: /metrics\n");
             return error(conn, 404, "not found: try /metrics" + std::string(fleet_ ? " or /probe?target=NAME" : "") + "\n");
         } catch (const std::exception& e) {
-            return error(conn, 500, std::string("pglock exporter: ") + one_line(e.what()) + "\n");
+            return error(conn, 500, std::string("pglock exporter: ") + display_line(e.what()) + "\n");
         }
     }
 
@@ -189,7 +189,7 @@ private:
         for (const auto& t : targets_) {
             if (t->name() == value) return ok(conn, exposition_type, t->scrape(stop_));
         }
-        return error(conn, 400, "Unknown target \"" + one_line(value) + "\": not in the --config file\n");
+        return error(conn, 400, "Unknown target \"" + display_line(value) + "\": not in the --config file\n");
     }
 
     static int ok(mg_connection* conn, const char* type, const std::string& body) {

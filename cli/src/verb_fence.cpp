@@ -29,9 +29,10 @@ int run_init(const GlobalOptions& global) {
         throw Error(Errc::query_failed, "exists but unusable: " + result.refusal);
     }
     if (result.created) {
-        say(std::cout, "created: table " + result.table + "; locks taken with fencing get their tokens from it");
+        say(std::cout, "created: table " + display_text(result.table) + "; locks taken with fencing get their tokens from it");
     } else {
-        say(std::cout, "exists: table " + result.table + " is already there; nothing changed");
+        // The schema is whichever search_path finds first: anybody's name in a shared database.
+        say(std::cout, "exists: table " + display_text(result.table) + " is already there; nothing changed");
     }
     return exit_ok;
 }

@@ -142,7 +142,7 @@ int run_status(const StatusOptions& options, const GlobalOptions& global) {
             if (!options.watch) throw;
             // Keep watching through a server restart or a dropped connection: report it, end the
             // holds we knew of (they may be gone), and try again at the next tick.
-            std::cerr << "pglock: status: poll failed: " << one_line(e.what()) << "; retrying every " << every
+            std::cerr << "pglock: status: poll failed: " << display_line(e.what()) << "; retrying every " << every
                       << std::endl;
             if (last_server_now > 0) tracker.close_all(last_server_now);
             if (session && !session->ok()) {

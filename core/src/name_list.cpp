@@ -5,14 +5,7 @@
 namespace pglock {
 namespace {
 
-constexpr char hex_digits[] = "0123456789abcdef";
 constexpr std::string_view bom = "\xEF\xBB\xBF";
-
-void append_hex_escape(std::string& out, unsigned char c) {
-    out += "\\x";
-    out += hex_digits[c >> 4];
-    out += hex_digits[c & 0xF];
-}
 
 int hex_value(char c) noexcept {
     if (c >= '0' && c <= '9') return c - '0';
@@ -46,54 +39,32 @@ void append_utf8(std::string& out, char32_t cp) {
 }  // namespace
 
 std::string escape_name(std::string_view name) {
-    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(name[i]); };
     const std::size_t n = name.size();
     // Spaces at either end would be trimmed on import, so those (and only those) are escaped.
     std::size_t lead = 0, trail = n;
-    while (lead < n && byte(lead) == ' ') ++lead;
-    while (trail > lead && byte(trail - 1) == ' ') --trail;
+    while (lead < n && name[lead] == ' ') ++lead;
+    while (trail > lead && name[trail - 1] == ' ') --trail;
 
     std::string out;
     out.reserve(n + 8);
-    for (std::size_t i = 0; i < n;) {
-        const unsigned char c = byte(i);
-        if (c >= 0x80) {
-            const DecodedChar d = decode_utf8(name.substr(i));
-            if (i == 0 && name.substr(0, 3) == bom) {
-                // A leading U+FEFF reads as a byte order mark: the parser drops it from the first
-                // line of a file (and Qt's fromUtf8 from the start of every text), so kept as is
-                // it would vanish on import and in printable_name(). Escaped, it survives.
-                out += "\\xef\\xbb\\xbf";
-                i += 3;
-            } else if (d.length == 0) {
-                append_hex_escape(out, c);  // not UTF-8: keep the exact byte
-                ++i;
-            } else if (is_hidden_code_point(d.code_point)) {
-                // A bidi override, zero-width or C1 character would reorder or hide the line in
-                // any editor or view: written as \uXXXX (all of them are in the BMP), so that the
-                // exported line and printable_name() are one and the same text.
-                out += "\\u";
-                for (int shift = 12; shift >= 0; shift -= 4) out += hex_digits[(d.code_point >> shift) & 0xF];
-                i += d.length;
-            } else {
-                out.append(name.substr(i, d.length));
-                i += d.length;
-            }
-            continue;
-        }
-        switch (c) {
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            default:
-                if (c < 0x20 || c == 0x7f || (c == ' ' && (i < lead || i >= trail)) || (c == '#' && i == 0))
-                    append_hex_escape(out, c);  // NUL and friends, edge spaces, a comment-looking start
-                else
-                    out += static_cast<char>(c);
-        }
-        ++i;
+    for (std::size_t i = 0; i < lead; ++i) out += "\\x20";
+    std::string_view middle = name.substr(lead, trail - lead);
+    if (lead == 0 && middle.starts_with(bom)) {
+        // A leading U+FEFF reads as a byte order mark: the parser drops it from the first line of
+        // a file (and Qt's fromUtf8 from the start of every text), so kept as is it would vanish
+        // on import and in printable_name(). Escaped, it survives.
+        out += "\\xef\\xbb\\xbf";
+        middle.remove_prefix(bom.size());
+    } else if (lead == 0 && middle.starts_with('#')) {
+        out += "\\x23";  // a comment-looking start
+        middle.remove_prefix(1);
     }
+    // The rest as every front end shows server text (pglock/text.hpp), with `\` escaped too so
+    // that the parser gives back the same bytes: a bidi override, zero-width or C1 character as
+    // \uXXXX, control bytes and bytes that are not UTF-8 as \xHH, so that the exported line and
+    // printable_name() are one and the same text.
+    append_display_text(out, middle, "\\");
+    for (std::size_t i = trail; i < n; ++i) out += "\\x20";
     return out;
 }
 

@@ -1,5 +1,4 @@
 #include <cstddef>
-#include <cstdio>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -30,49 +29,19 @@ std::string_view level_name(LogLevel level) {
     return "INFO";
 }
 
-// Escaped in a log line: see pglock/text.hpp (the views of the app use the same set).
-bool hidden(char32_t cp) noexcept { return is_hidden_code_point(cp); }
-
 // slog's text handler quotes values with spaces, quotes, '=', control characters or bytes that
-// are not valid UTF-8; inside quotes those are escaped (\n, \x.., \u....), so a value is one
-// field on one line whatever bytes a lock name holds.
+// are not valid UTF-8. Inside quotes the one rule for server text (pglock/text.hpp) escapes them,
+// with `"` and `\` backslashed too, so a value is one field on one line whatever bytes a lock
+// name or a server's error message holds.
 void append_value(std::string& out, std::string_view value) {
-    bool plain = !value.empty();
-    for (std::size_t i = 0; plain && i < value.size();) {
-        const DecodedChar u = decode_utf8(value.substr(i));
-        if (u.length == 0 || u.code_point <= ' ' || u.code_point == '"' || u.code_point == '=' || hidden(u.code_point)) plain = false;
-        i += u.length ? u.length : 1;
-    }
+    const bool plain = !value.empty() && is_display_safe(value) &&
+                       value.find_first_of(" \"=") == std::string_view::npos;
     if (plain) {
         out += value;
         return;
     }
     out += '"';
-    for (std::size_t i = 0; i < value.size();) {
-        const DecodedChar u = decode_utf8(value.substr(i));
-        char buf[16];
-        if (u.length == 0) {
-            std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(value[i]));
-            out += buf;
-            ++i;
-            continue;
-        }
-        if (u.code_point == '"' || u.code_point == '\\') {
-            out += '\\';
-            out += static_cast<char>(u.code_point);
-        } else if (u.code_point == '\n') {
-            out += "\\n";
-        } else if (u.code_point < 0x20 || u.code_point == 0x7F) {
-            std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(u.code_point));
-            out += buf;
-        } else if (hidden(u.code_point)) {
-            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(u.code_point));
-            out += buf;
-        } else {
-            out.append(value.substr(i, u.length));
-        }
-        i += u.length;
-    }
+    append_display_text(out, value, "\"\\");
     out += '"';
 }
 

@@ -2,6 +2,24 @@
 
 namespace pglock {
 
+namespace {
+
+constexpr char hex_digits[] = "0123456789abcdef";
+
+void append_hex_byte(std::string& out, unsigned char c) {
+    out += "\\x";
+    out += hex_digits[c >> 4];
+    out += hex_digits[c & 0xF];
+}
+
+// Every hidden code point is in the Basic Multilingual Plane: four digits are enough.
+void append_code_point(std::string& out, char32_t cp) {
+    out += "\\u";
+    for (int shift = 12; shift >= 0; shift -= 4) out += hex_digits[(cp >> shift) & 0xF];
+}
+
+}  // namespace
+
 DecodedChar decode_utf8(std::string_view s) noexcept {
     if (s.empty()) return {};
     const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
@@ -43,5 +61,84 @@ bool is_hidden_code_point(char32_t cp) noexcept {
     return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x061C || (cp >= 0x200B && cp <= 0x200F) ||
            (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF;
 }
+
+void append_display_text(std::string& out, std::string_view s, std::string_view backslashed) {
+    out.reserve(out.size() + s.size());
+    std::size_t i = 0, run = 0;  // s[run, i) is still to be copied as is
+    const auto flush = [&] { out.append(s.substr(run, i - run)); };
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c < 0x7F) {
+            if (backslashed.find(static_cast<char>(c)) != std::string_view::npos) {
+                flush();
+                out += '\\';
+                out += static_cast<char>(c);
+                run = i + 1;
+            }
+            ++i;
+            continue;
+        }
+        if (c >= 0x80) {
+            const DecodedChar d = decode_utf8(s.substr(i));
+            if (d.length != 0 && !is_hidden_code_point(d.code_point)) {
+                i += d.length;
+                continue;
+            }
+            flush();
+            if (d.length == 0) append_hex_byte(out, c);
+            else append_code_point(out, d.code_point);
+            i += d.length ? d.length : 1;
+            run = i;
+            continue;
+        }
+        flush();
+        switch (c) {
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default: append_hex_byte(out, c);  // the other C0 controls and DEL: ESC is \x1b
+        }
+        run = ++i;
+    }
+    flush();
+}
+
+std::string display_text(std::string_view bytes) {
+    if (is_display_safe(bytes)) return std::string(bytes);
+    std::string out;
+    append_display_text(out, bytes);
+    return out;
+}
+
+bool is_display_safe(std::string_view bytes) noexcept {
+    while (!bytes.empty()) {
+        const DecodedChar d = decode_utf8(bytes);
+        if (d.length == 0 || is_hidden_code_point(d.code_point)) return false;
+        bytes.remove_prefix(d.length);
+    }
+    return true;
+}
+
+std::string one_line(std::string_view message) {
+    std::string out;
+    bool pending_space = false, pending_break = false;
+    for (char c : message) {
+        if (c == '\n' || c == '\r') {
+            pending_break = true;
+        } else if (c == ' ' || c == '\t') {
+            pending_space = true;
+        } else {
+            if (!out.empty()) {
+                if (pending_break) out += "; ";
+                else if (pending_space) out += ' ';
+            }
+            pending_space = pending_break = false;
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string display_line(std::string_view message) { return display_text(one_line(message)); }
 
 }  // namespace pglock

@@ -4,3 +4,8 @@
 # shared fixture.
 pglock_cli_test(test_cli_bad_input SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cli_bad_input.cpp cli_test_support.hpp
                 OWN_CLUSTER LABELS security)
+# Text a tenant controls (its role, database, schema and table names, the error its trigger
+# raises) and a hostile server's refusal, in every text path of the CLI: shown by the one display
+# rule, nothing a terminal obeys (tests/support/hostile_tenant.hpp, a cluster of the test's own).
+pglock_cli_test(test_cli_hostile_text SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cli_hostile_text.cpp cli_test_support.hpp
+                OWN_CLUSTER LABELS security)

@@ -141,6 +141,25 @@ private slots:
         QVERIFY(waiter.finish());
     }
 
+    // A name with an escape sequence and a right-to-left override (here from the catalog; a
+    // holder's application_name could carry one through a server that does not clean it) would
+    // reach a terminal running curl or a dashboard's legend as it is: such a name is a hex label.
+    void a_name_a_terminal_would_obey_is_a_hex_label() {
+        QTemporaryDir dir;
+        const QByteArray name = "exporter.\x1b[2J\xe2\x80\xae" + unique_name("hostile").toUtf8();
+        const QString catalog = write_file(dir, "catalog.txt", R"(exporter.\x1b[2J\u202e)" + unique_name("hostile").toUtf8() + "\n");
+        RawConn holder(dsn());
+        holder.lock(pglock::key_of(std::string_view(name.constData(), std::size_t(name.size()))));
+
+        Exporter exporter({"exporter", "--dsn", dsn(), "--catalog", catalog});
+        const QByteArray series = "pglock_lock_holders{name=\"hex:" + name.toHex() + "\"}";
+        HttpReply page;
+        QVERIFY(eventually([&] { return sample((page = exporter.get("/metrics")).body, series) == 1.0; }, 15000));
+        QVERIFY2(!page.body.contains('\x1b') && !page.body.contains("\xe2\x80\xae"), page.body.toHex().constData());
+        const auto [code, out] = promtool({"check", "metrics"}, page.body);
+        QVERIFY2(code == 0, out.constData());
+    }
+
     // Scrapes within --min-interval are answered from the last poll: replicas cannot multiply
     // the load on the server.
     void scrapes_within_min_interval_share_one_poll() {

@@ -80,6 +80,10 @@ private slots:
         QCOMPARE(S(json_quote(std::string("\n\t\x01\x7f", 4))), B("\"\\u000a\\u0009\\u0001\\u007f\""));
         QCOMPARE(S(json_quote(std::string("a\0b", 3))), B("\"a\\u0000b\""));
         QCOMPARE(S(json_quote("z\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\x92")), B("\"z\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\x92\""));
+        // C1 controls (U+009B is a whole CSI) and bidi or zero-width characters: escaped too, so
+        // that JSON on a terminal is as inert as the text.
+        QCOMPARE(S(json_quote("a\xc2\x9b" "31m\xc2\x85\xe2\x80\xae" "b\xe2\x80\x8b\xef\xbb\xbf")),
+                 B(R"("a\u009b31m\u0085\u202eb\u200b\ufeff")"));
     }
     void json_quote_invalid_utf8() {
         QCOMPARE(S(json_quote("\xff")), B("\"\\ufffd\""));
@@ -94,6 +98,10 @@ private slots:
     void tsv_escape_keeps_fields_apart() {
         QCOMPARE(S(tsv_escape("a\tb\nc\rd\\e")), B("a\\tb\\nc\\rd\\\\e"));
         QCOMPARE(S(tsv_escape("plain.name")), B("plain.name"));
+        // Every other control, hidden code point and byte that is not UTF-8 as COPY's \xHH, which
+        // reads back as the same bytes; other UTF-8 as is.
+        QCOMPARE(S(tsv_escape("a\x1b[2J\x07\xc2\x9b\xe2\x80\xae\x9b\xff\xc3\xa9")),
+                 B(R"(a\x1b[2J\x07\xc2\x9b\xe2\x80\xae\x9b\xff)" "\xc3\xa9"));
     }
     void one_line_folds_libpq_messages() {
         QCOMPARE(S(one_line("connection to server failed: Connection refused\n\tIs the server running?\n")),

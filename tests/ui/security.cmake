@@ -12,8 +12,10 @@ pglock_add_test(test_passwords SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_passwords.
 pglock_add_test(test_connect_errors SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_connect_errors.cpp LABELS security
                 LIBS lockscope_ui Qt6::Widgets)
 # Server-supplied text full of HTML (application_name, query, a catalogued name) is shown as
-# typed in every tooltip and label of the window (offscreen, the shared server).
-pglock_add_test(test_hostile_text SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hostile_text.cpp PG LABELS security
+# typed in every tooltip and label of the window (offscreen, the shared server); a tenant's names
+# full of controls, bidi overrides and bytes that are not UTF-8 (a cluster of the test's own) and a
+# hostile server's refusal are shown by the one display rule in every cell, tooltip and label.
+pglock_add_test(test_hostile_text SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_hostile_text.cpp PG OWN_CLUSTER LABELS security
                 LIBS lockscope_ui PostgreSQL::PostgreSQL Qt6::Widgets)
 # lockscope's command line: a bad --tab, an unparsable --dsn and an --import-names file with
 # unusable lines are each said once, with a non-zero exit, before any window shows. No server.

@@ -28,6 +28,7 @@
 #include "poller/poller.hpp"
 #include "poller_wait.hpp"
 #include "widgets/shortcuts_dialog.hpp"
+#include "when_shown.hpp"
 #include "widgets/summary_strip.hpp"
 #include "widgets/settings_dialog.hpp"
 #include "theme/app_palette.hpp"
@@ -96,20 +97,6 @@ void dragHandle(QSplitter& split, int dx) {
     QApplication::sendEvent(handle, &move);
     QMouseEvent release(QEvent::MouseButtonRelease, end, handle->mapToGlobal(end), Qt::LeftButton, Qt::NoButton, Qt::NoModifier);
     QApplication::sendEvent(handle, &release);
-}
-
-// Runs `act` on the first visible message box as soon as one shows up (exec() blocks the test),
-// within about five seconds.
-void whenBoxShown(std::function<void(QMessageBox*)> act, int attemptsLeft = 200) {
-    QTimer::singleShot(25, [act, attemptsLeft] {
-        for (QWidget* w : QApplication::topLevelWidgets()) {
-            if (auto* box = qobject_cast<QMessageBox*>(w); box && box->isVisible()) {
-                act(box);
-                return;
-            }
-        }
-        if (attemptsLeft > 0) whenBoxShown(act, attemptsLeft - 1);
-    });
 }
 
 // The top-level row of the lock with `key` in the window's view, or an invalid index.
@@ -378,7 +365,7 @@ private slots:
         QVERIFY2(window.statusBar()->currentMessage().contains(QStringLiteral("turn it off to terminate")), qPrintable(window.statusBar()->currentMessage()));
         window.readOnlySwitch().set(false);
         QString asked;
-        whenBoxShown([&asked](QMessageBox* box) {
+        when_shown::whenShown<QMessageBox>([&asked](QMessageBox* box) {
             asked = box->text();
             box->button(QMessageBox::Cancel)->click();
         });

@@ -30,6 +30,7 @@
 #include "widgets/main_window.hpp"
 #include "widgets/resolver_panel.hpp"
 #include "widgets/take_lock_dialog.hpp"
+#include "when_shown.hpp"
 
 namespace {
 
@@ -57,20 +58,7 @@ QList<QModelIndex> rowsWithKey(QTreeView& view, qint64 key) {
     return out;
 }
 
-// Runs `act` on the first visible top-level widget of type W as soon as one shows up (a modal
-// dialog blocks the test in exec(), so the answer has to come from the event loop).
-template <typename W, typename F>
-void whenShown(F act, int attemptsLeft = 200) {
-    QTimer::singleShot(25, [act, attemptsLeft] {
-        for (QWidget* w : QApplication::topLevelWidgets()) {
-            if (auto* typed = qobject_cast<W*>(w); typed && typed->isVisible()) {
-                act(typed);
-                return;
-            }
-        }
-        if (attemptsLeft > 0) whenShown<W>(act, attemptsLeft - 1);
-    });
-}
+using when_shown::whenShown;
 
 }  // namespace
 

@@ -86,7 +86,7 @@ private slots:
         QCOMPARE(info.value("Backend xmin age"), QStringLiteral("12 transactions"));
         QCOMPARE(info.value("Holds"), QStringLiteral("(unknown) 7 (shared)"));
         QCOMPARE(info.value("Waits for"), QStringLiteral("(unknown) -8 (blocked by 99)"));
-        QCOMPARE(info.value("Query"), QStringLiteral("UPDATE invoices\n   SET paid = true WHERE id = 7"));  // in full
+        QCOMPARE(info.value("Query"), QStringLiteral("UPDATE invoices SET paid = true WHERE id = 7"));  // in full, one line
         QVERIFY(info.toText().startsWith("PID: 4242\nState: idle in transaction\n"));
     }
 

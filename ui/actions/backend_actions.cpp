@@ -3,6 +3,7 @@
 #include <QMetaObject>
 
 #include "actions/read_only_switch.hpp"
+#include "models/server_text.hpp"
 #include "pglock/sqlstate.hpp"
 #include "pglock/error.hpp"
 #include "pglock/monitor.hpp"
@@ -48,7 +49,7 @@ ActionOutcome BackendActions::loadImpact(int pid) {
             auto session = pool->acquire(deadline());
             impact = std::make_shared<const pglock::monitor::BackendImpact>(pglock::monitor::backend_impact(*session, pid, deadline()));
         } catch (const pglock::Error& e) {
-            error = QString::fromStdString(e.detail());
+            error = serverMessage(e.detail());
         }
         std::lock_guard guard(live->mutex);
         if (!live->alive) return;
@@ -88,9 +89,9 @@ ActionOutcome BackendActions::run(int pid, Kind kind) {
                              "member of pg_signal_backend may do this (and only superusers may signal a "
                              "superuser's session). Server said: %2")
                               .arg(pid)
-                              .arg(QString::fromStdString(e.detail()));
+                              .arg(serverMessage(e.detail()));
             } else {
-                message = tr("Failed for PID %1: %2").arg(pid).arg(QString::fromStdString(e.detail()));
+                message = tr("Failed for PID %1: %2").arg(pid).arg(serverMessage(e.detail()));
             }
         }
         std::lock_guard guard(live->mutex);

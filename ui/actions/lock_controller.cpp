@@ -7,6 +7,7 @@
 #include <stop_token>
 
 #include "actions/read_only_switch.hpp"
+#include "models/server_text.hpp"
 #include "pglock/error.hpp"
 #include "pglock/key.hpp"
 #include "pglock/lock.hpp"
@@ -35,8 +36,10 @@ pglock::Context timed(const std::stop_source& stop) {
     return pglock::Context{stop.get_token(), pglock::Clock::now() + kStatementTimeout};
 }
 
+// The server's message on one line, by the display rule (server_text.hpp): My locks and the
+// status bar show it.
 QString describe(const pglock::Error& e) {
-    QString text = QString::fromStdString(e.detail());
+    QString text = serverMessage(e.detail());
     if (!e.sqlstate().empty()) text += QStringLiteral(" [SQLSTATE %1]").arg(QString::fromStdString(e.sqlstate()));
     return text;
 }
@@ -233,7 +236,7 @@ ActionOutcome LockController::take(const QByteArray& name, TakeMode mode, bool s
                 deliver([this, id, why] { finish(id, OwnLockState::Failed, why); });
             }
         } catch (const std::exception& err) {
-            const QString why = QString::fromUtf8(err.what());
+            const QString why = serverMessage(std::string_view(err.what()));
             deliver([this, id, why] { finish(id, OwnLockState::Failed, why); });
         }
     });

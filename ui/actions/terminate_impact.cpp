@@ -5,6 +5,7 @@
 
 #include "models/lock_cells.hpp"
 #include "models/locks_model.hpp"
+#include "models/server_text.hpp"
 
 namespace lockscope {
 
@@ -15,10 +16,10 @@ QString tr(const char* text) { return QCoreApplication::translate("TerminateImpa
 constexpr int kMaxLocksListed = 12;  // a session with thousands of locks: the count says the rest
 
 QString lockLine(const pglock::monitor::HeldLock& lock, const TerminateImpactFacts& facts) {
-    QString what = QString::fromStdString(lock.object);
-    if (lock.advisory_key && facts.nameOfKey) what = tr("advisory %1 (key %2)").arg(facts.nameOfKey(*lock.advisory_key)).arg(*lock.advisory_key);
-    else what = columns::shownText(lock.object);
-    return QStringLiteral("  \u2022 %1, %2").arg(what, QString::fromStdString(lock.mode));
+    const QString what = lock.advisory_key && facts.nameOfKey
+                             ? tr("advisory %1 (key %2)").arg(facts.nameOfKey(*lock.advisory_key)).arg(*lock.advisory_key)
+                             : serverText(lock.object);
+    return QStringLiteral("  \u2022 %1, %2").arg(what, serverText(lock.mode));
 }
 
 }  // namespace
@@ -76,16 +77,16 @@ QString terminateImpactText(const TerminateImpactFacts& facts) {
         b.client_hostname = i.client_hostname;
         b.query = i.query;
         if (const std::string hint = pglock::monitor::pooler_hint(b); !hint.empty())
-            lines << QStringLiteral("  \u2022 ") + columns::shownText(hint);
+            lines << QStringLiteral("  \u2022 ") + serverText(hint);
         if (facts.evidence)
             for (const auto& e : *facts.evidence)
-                if (pglock::monitor::pooler_sign(e.sign)) lines << QStringLiteral("  \u2022 ") + columns::shownText(e.text);
+                if (pglock::monitor::pooler_sign(e.sign)) lines << QStringLiteral("  \u2022 ") + serverText(e.text);
     } else {
         lines << tr("No sign of a connection pooler in front of it.");
     }
     if (facts.evidence)
         for (const auto& e : *facts.evidence)
-            if (!pglock::monitor::pooler_sign(e.sign)) lines << tr("Probably orphaned: %1").arg(columns::shownText(e.text));
+            if (!pglock::monitor::pooler_sign(e.sign)) lines << tr("Probably orphaned: %1").arg(serverText(e.text));
 
     if (const auto age = i.transaction_age()) {
         const QString open = tr("Its transaction has been open for %1").arg(LocksModel::formatDuration(*age));

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "charts/hold_histogram_math.hpp"
+#include "models/server_text.hpp"
 
 namespace lockscope::charts {
 
@@ -151,7 +152,7 @@ QString TimelineModel::intern(const std::string& text) {
     // Looked up by the std::string itself: no QByteArray allocated per bar just to ask.
     if (auto it = interned_.find(text); it != interned_.end()) return it->second;
     if (interned_.size() >= static_cast<std::size_t>(kMaxInterned)) interned_.clear();
-    return interned_.emplace(text, QString::fromStdString(text)).first->second;
+    return interned_.emplace(text, serverText(text)).first->second;  // an application_name or a role: shown by the rule
 }
 
 void TimelineModel::appendFinished(LaneRef ref, Bar bar) {

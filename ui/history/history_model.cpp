@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "history/history_store.hpp"
+#include "models/server_text.hpp"
 #include "pglock/duration_text.hpp"
 #include "pglock/resolve.hpp"
 #include "stores/name_import.hpp"
@@ -56,8 +57,9 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
         case keyColumn: return QString::number(r.key);
         case modeColumn: return r.shared ? QStringLiteral("shared") : QStringLiteral("exclusive");
         case pidColumn: return r.pid;
-        case applicationColumn: return r.application;
-        case userColumn: return r.user;
+        // Stored as the server sent them (the CSV export keeps them so); shown by the rule.
+        case applicationColumn: return serverText(r.application);
+        case userColumn: return serverText(r.user);
         case startedColumn: return localTime(r.started);
         case endedColumn: return localTime(r.ended);
         case durationColumn: return formatDuration(r.duration());

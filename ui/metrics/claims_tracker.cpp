@@ -4,6 +4,7 @@
 
 #include "metrics/metrics_scraper.hpp"
 #include "pglock/duration_text.hpp"
+#include "stores/name_import.hpp"
 
 namespace lockscope {
 
@@ -60,7 +61,9 @@ void ClaimsTracker::publish() {
 
 QString ClaimsTracker::line(const Disagreement& d) const {
     const QString since = QString::fromStdString(pglock::duration_text(now() - d.since));
-    const QString name = d.name.empty() ? tr("(unknown) %1").arg(d.key) : QString::fromStdString(d.name);
+    // The name as the application's page gives it: shown as every view shows a name.
+    const QString name = d.name.empty() ? tr("(unknown) %1").arg(d.key)
+                                        : names::printable(QByteArrayView(d.name.data(), static_cast<qsizetype>(d.name.size())));
     if (d.kind == Kind::ghost) {
         return tr("Ghost: %1 claims %2 on pid %3, which does not hold it (for %4)")
             .arg(QString::fromStdString(d.endpoint), name).arg(d.pid).arg(since);

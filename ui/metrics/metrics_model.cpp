@@ -10,6 +10,7 @@
 
 #include "metrics/metrics_scraper.hpp"
 #include "pglock/observe.hpp"
+#include "stores/name_import.hpp"
 
 namespace lockscope {
 
@@ -77,23 +78,7 @@ int MetricsModel::rowCount(const QModelIndex& parent) const { return parent.isVa
 int MetricsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QString MetricsModel::displayName(const std::string& name) {
-    QString out;
-    for (QChar c : QString::fromUtf8(name.data(), qsizetype(name.size()))) {
-        if (c == QLatin1Char('\n')) {
-            out += QLatin1String("\\n");
-        } else if (c == QLatin1Char('\r')) {
-            out += QLatin1String("\\r");
-        } else if (c == QLatin1Char('\t')) {
-            out += QLatin1String("\\t");
-        } else if (c == QLatin1Char('\\')) {
-            out += QLatin1String("\\\\");
-        } else if (c.unicode() < 0x20 || c.unicode() == 0x7f) {
-            out += QStringLiteral("\\x%1").arg(c.unicode(), 2, 16, QLatin1Char('0'));
-        } else {
-            out += c;
-        }
-    }
-    return out;
+    return names::printable(QByteArrayView(name.data(), static_cast<qsizetype>(name.size())));
 }
 
 QVariant MetricsModel::data(const QModelIndex& index, int role) const {

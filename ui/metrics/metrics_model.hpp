@@ -76,8 +76,9 @@ public:
     // Per lock name, the hold histogram summed over every endpoint's last good scrape.
     std::map<std::string, ScrapedHistogram> histograms() const;
 
-    // How a lock name is shown: UTF-8 (invalid bytes replaced) with control characters escaped,
-    // so that a name with a newline still fits one table cell and cannot pass for another name.
+    // How a lock name is shown: as every view shows a name (names::printable), so that a name with
+    // a newline still fits one table cell, a bidi override is not obeyed, and no name can pass for
+    // another.
     static QString displayName(const std::string& name);
 
 signals:

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 
+#include "models/server_text.hpp"
+
 namespace lockscope {
 
 namespace ex = pglock::exposition;
@@ -336,7 +338,9 @@ void MetricsScraper::fail(Endpoint& e, const QString& error) {
     for (const QString& secret : {e.status.url.password(QUrl::FullyEncoded), e.status.url.password(QUrl::FullyDecoded)}) {
         if (!secret.isEmpty()) shown.replace(secret, QStringLiteral("***"));
     }
-    e.status.error = shown;
+    // Then one line by the display rule (server_text.hpp): the reason phrase, Qt's message and a
+    // parse error's excerpt are the other program's text.
+    e.status.error = serverMessage(shown);
     emit statusChanged(e.status.url, indexOf(e));
 }
 

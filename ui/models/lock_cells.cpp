@@ -1,8 +1,8 @@
 #include "models/lock_cells.hpp"
 
 #include "models/locks_model.hpp"
+#include "models/server_text.hpp"
 #include "pglock/resolve.hpp"
-#include "stores/name_import.hpp"
 
 #include <algorithm>
 
@@ -30,21 +30,17 @@ double CellContext::now() const { return model_.now(); }
 
 bool CellContext::isOwnPid(int pid) const { return model_.ownPids_.contains(pid); }
 
-QString shownText(std::string_view s) {
-    return names::shownText(QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())));
-}
-
 QString joinedText(const std::vector<std::string_view>& values) {
     QString out;
     for (const auto& v : values) {
         if (!out.isEmpty()) out += QLatin1String(", ");
-        out += shownText(v);
+        out += serverText(v);
     }
     return out;
 }
 
 QString elidedQuery(const std::string& query) {
-    QString q = names::shownText(QString::fromStdString(query).simplified());
+    QString q = serverQuery(query);
     if (q.size() > kTooltipQueryChars) q = q.left(kTooltipQueryChars) + QChar(0x2026);
     return q;
 }

@@ -55,13 +55,10 @@ private:
     const LocksModel& model_;
 };
 
-// Server-supplied text (application_name, user, state, query) as a view shows it: a bidi
-// override or zero-width character in it is written \uXXXX, never obeyed.
-QString shownText(std::string_view s);
-// The values, each shownText(), joined by ", ".
+// The values, each serverText() (server_text.hpp), joined by ", ".
 QString joinedText(const std::vector<std::string_view>& values);
-// A query as a tooltip shows it: whitespace runs made one space, cut after 500 characters (the
-// session panel shows all of it).
+// A query as a tooltip shows it: serverQuery(), cut after 500 characters (the session panel shows
+// all of it).
 QString elidedQuery(const std::string& query);
 // "(a, b) int4 pair".
 QString int4PairText(const pglock::monitor::LockEntry& e);

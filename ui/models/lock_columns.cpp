@@ -1,6 +1,7 @@
 #include "models/lock_columns.hpp"
 
 #include "models/lock_facts.hpp"
+#include "models/server_text.hpp"
 #include "stores/name_import.hpp"
 #include "theme/app_palette.hpp"
 
@@ -180,9 +181,9 @@ QVariant holdersCell(const LockRowView& row, int role, const CellContext& ctx) {
             // Who the holder is, as the server knows it: application, address, host.
             if (b) {
                 QStringList who;
-                if (!b->application_name.empty()) who << shownText(b->application_name);
-                const QString host = b->client_hostname.empty() ? QString() : QStringLiteral(" (%1)").arg(shownText(b->client_hostname));
-                if (!clientOf(b).empty()) who << shownText(clientOf(b)) + host;
+                if (!b->application_name.empty()) who << serverText(b->application_name);
+                const QString host = b->client_hostname.empty() ? QString() : QStringLiteral(" (%1)").arg(serverText(b->client_hostname));
+                if (!clientOf(b).empty()) who << serverText(clientOf(b)) + host;
                 if (!who.isEmpty()) line += QLatin1Char(' ') + who.join(QStringLiteral(" \u2014 ")) + QLatin1Char('\n') + QStringLiteral("    ");
             }
             line += QLatin1Char(' ') + (b ? elidedQuery(b->query) : QString());
@@ -245,11 +246,11 @@ bool anyOrphan(const LockRowView& row, const CellContext& ctx) {
 
 QVariant stateCell(const LockRowView& row, int role, const CellContext& ctx) {
     switch (role) {
-    case Qt::DisplayRole: return shownText(worstState(row.entry, row.snap));
+    case Qt::DisplayRole: return serverText(worstState(row.entry, row.snap));
     case Qt::DecorationRole: return anyOrphan(row, ctx) ? QVariant(theme::orphanIcon()) : QVariant();
     case Qt::ToolTipRole: {
         QString tip = perHolder(row, [&row](QString& line, const Backend* b) {
-            line += QLatin1Char(' ') + (b ? shownText(b->state) : QString());
+            line += QLatin1Char(' ') + (b ? serverText(b->state) : QString());
             if (b && isIdleInTx(b->state) && b->state_change)
                 line += tr(" for %1").arg(L::formatDuration(row.snap.server_now - *b->state_change));
         }).toString();
@@ -257,7 +258,7 @@ QVariant stateCell(const LockRowView& row, int role, const CellContext& ctx) {
             if (!orphanedHere(row, h.pid, ctx)) continue;
             tip += tr("\nPID %1 is probably orphaned:").arg(h.pid);
             for (const auto& e : *ctx.model().orphanEvidence(h.pid))
-                if (pglock::monitor::about_lock(e, row.entry)) tip += QStringLiteral("\n  \u2022 ") + shownText(e.text);
+                if (pglock::monitor::about_lock(e, row.entry)) tip += QStringLiteral("\n  \u2022 ") + serverText(e.text);
         }
         return tip;
     }
@@ -265,7 +266,7 @@ QVariant stateCell(const LockRowView& row, int role, const CellContext& ctx) {
     }
 }
 QVariant waiterStateCell(const WaiterRowView& w, int role, const CellContext&) {
-    return textCell(role, w.backend ? shownText(w.backend->state) : QString());
+    return textCell(role, w.backend ? serverText(w.backend->state) : QString());
 }
 
 // ---- Application, User: the holders' distinct values; waiters: their own ---------------------
@@ -283,7 +284,7 @@ QString distinctText(const LockRowView& row, Field f) {
 
 QVariant applicationCell(const LockRowView& row, int role, const CellContext&) { return textCell(role, distinctText(row, Field::application)); }
 QVariant waiterApplicationCell(const WaiterRowView& w, int role, const CellContext&) {
-    return textCell(role, w.backend ? shownText(w.backend->application_name) : QString());
+    return textCell(role, w.backend ? serverText(w.backend->application_name) : QString());
 }
 
 bool userChanged(const LockChange& c) { return !sameDistinct(c.before, c.then, c.after, c.now, Field::user); }
@@ -293,7 +294,7 @@ bool waiterUserChanged(const WaiterChange& c) {
 
 QVariant userCell(const LockRowView& row, int role, const CellContext&) { return textCell(role, distinctText(row, Field::user)); }
 QVariant waiterUserCell(const WaiterRowView& w, int role, const CellContext&) {
-    return textCell(role, w.backend ? shownText(w.backend->usename) : QString());
+    return textCell(role, w.backend ? serverText(w.backend->usename) : QString());
 }
 
 // ---- Client: addresses ("local": unix socket), "(hostnames)" after them ----------------------
@@ -310,7 +311,7 @@ QVariant clientCell(const LockRowView& row, int role, const CellContext&) {
     if (const QString hosts = distinctText(row, Field::host); !hosts.isEmpty()) out += QStringLiteral(" (%1)").arg(hosts);
     return out;
 }
-QVariant waiterClientCell(const WaiterRowView& w, int role, const CellContext&) { return textCell(role, shownText(clientOf(w.backend))); }
+QVariant waiterClientCell(const WaiterRowView& w, int role, const CellContext&) { return textCell(role, serverText(clientOf(w.backend))); }
 
 // ---- Held for: since the oldest holder took it; waiters: "waiting 3.1 s, pins xmin for 45.0 s"
 

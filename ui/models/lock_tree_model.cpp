@@ -7,6 +7,7 @@
 #include <map>
 
 #include "models/plain_text.hpp"
+#include "models/server_text.hpp"
 #include "pglock/duration_text.hpp"
 #include "pglock/key.hpp"
 
@@ -45,11 +46,13 @@ LockTreeModel::LockTreeModel(QObject* parent) : QAbstractItemModel(parent) {}
 QString LockTreeModel::sessionText(int pid, const Snapshot& snapshot) const {
     const auto b = snapshot.backends.find(pid);
     if (b == snapshot.backends.end() || b->second.application_name.empty()) return tr("PID %1").arg(pid);
-    return tr("PID %1 (%2)").arg(pid).arg(QString::fromStdString(b->second.application_name));
+    return tr("PID %1 (%2)").arg(pid).arg(serverText(b->second.application_name));
 }
 
 QString LockTreeModel::lockText(const pglock::monitor::TreeNode& node, const Snapshot& snapshot) const {
-    if (!node.advisory || !namer_) return QString::fromStdString(node.lock);
+    // Not advisory: the server's description ("row (0,3) of public.invoices"), whose schema and
+    // table are anybody's names.
+    if (!node.advisory || !namer_) return serverText(node.lock);
     const LockEntry* entry = entryOf(snapshot, *node.advisory);
     return namer_(*node.advisory, pglock::key_of(node.advisory->tag), entry ? entry->holder_name : std::nullopt).text;
 }
@@ -68,8 +71,8 @@ int LockTreeModel::add(std::vector<Item>& items, const pglock::monitor::TreeNode
     if (node.mode == "shared") item.lock += tr(" (shared)");
     if (node.wait_start) item.waiting = std::max(0.0, snapshot.server_now - *node.wait_start);
     if (const auto b = snapshot.backends.find(node.pid); b != snapshot.backends.end()) {
-        item.state = QString::fromStdString(b->second.state);
-        item.query = QString::fromStdString(b->second.query);
+        item.state = serverText(b->second.state);
+        item.query = serverQuery(b->second.query);
     }
     items.push_back(std::move(item));
     std::size_t below = 0;
@@ -102,8 +105,8 @@ void LockTreeModel::setResult(const PollResultPtr& result) {
         item.blocks = root.blocked_total;
         item.directly = root.blocked_directly;
         if (const auto b = snap.backends.find(root.pid); b != snap.backends.end()) {
-            item.state = QString::fromStdString(b->second.state);
-            item.query = QString::fromStdString(b->second.query);
+            item.state = serverText(b->second.state);
+            item.query = serverQuery(b->second.query);
         }
         items.push_back(std::move(item));
         roots.push_back(at);

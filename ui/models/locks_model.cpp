@@ -3,6 +3,7 @@
 #include "models/lock_columns.hpp"
 #include "models/lock_facts.hpp"
 #include "models/plain_text.hpp"
+#include "models/server_text.hpp"
 
 #include "pglock/duration_text.hpp"
 
@@ -712,7 +713,7 @@ QVariant LocksModel::waiterData(const LockRow& lock, const WaiterRow& w, int col
     case IdleInTxSecondsRole: return {};
     case IsOwnRole: return ownPids_.contains(w.pid);
     case IsWaiterRole: return true;
-    case FilterRole: return b ? columns::shownText(b->application_name) : QString();
+    case FilterRole: return b ? serverText(b->application_name) : QString();
     default: return {};
     }
 }

@@ -8,12 +8,14 @@
 #include <cmath>
 
 #include "models/locks_model.hpp"
+#include "models/server_text.hpp"
 
 namespace lockscope {
 
 namespace {
 
-QString qs(const std::string& s) { return QString::fromStdString(s); }
+// Every value the server gave, as every view shows it (server_text.hpp).
+QString qs(const std::string& s) { return serverText(s); }
 
 // "2024-05-01T14:03:07+02:00 (3 min 05 s ago)"
 QString stamp(const std::optional<double>& when, double serverNow) {
@@ -98,7 +100,7 @@ SessionInfo SessionInfo::from(const pglock::monitor::Snapshot& snap, int pid, co
                         b.backend_xmin_age ? QStringLiteral("%1 transactions").arg(*b.backend_xmin_age) : QString()});
     info.fields.append({QStringLiteral("Holds"), holds.join(QStringLiteral(", "))});
     info.fields.append({QStringLiteral("Waits for"), waitsFor.join(QStringLiteral(", "))});
-    info.fields.append({QStringLiteral("Query"), qs(b.query)});
+    info.fields.append({QStringLiteral("Query"), serverQuery(b.query)});  // in full, on one line
     return info;
 }
 

@@ -1,4 +1,5 @@
-# The locks view's model, its sort/filter proxy, the staged feeder of big snapshots and the session detail helper.
+# The locks view's model, its sort/filter proxy, the staged feeder of big snapshots, the session detail helper
+# and how every view shows server text.
 list(APPEND LOCKSCOPE_MODEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/lock_naming.hpp
   ${CMAKE_CURRENT_LIST_DIR}/lock_naming.cpp
@@ -18,6 +19,8 @@ list(APPEND LOCKSCOPE_MODEL_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/lock_summary.hpp
   ${CMAKE_CURRENT_LIST_DIR}/lock_summary.cpp
   ${CMAKE_CURRENT_LIST_DIR}/plain_text.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/server_text.hpp
+  ${CMAKE_CURRENT_LIST_DIR}/server_text.cpp
   ${CMAKE_CURRENT_LIST_DIR}/session_info.hpp
   ${CMAKE_CURRENT_LIST_DIR}/session_info.cpp
   ${CMAKE_CURRENT_LIST_DIR}/lock_tree_model.hpp

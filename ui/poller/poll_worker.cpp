@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "models/server_text.hpp"
 #include "pglock/conninfo.hpp"
+#include "pglock/conninfo_secrets.hpp"
 #include "pglock/error.hpp"
 
 namespace lockscope {
@@ -157,7 +159,10 @@ void PollWorker::tick() {
         schedule(interval_);
     } catch (const pglock::Error& e) {
         if (interrupted()) return;
-        const QString what = QString::fromStdString(e.detail());
+        // The server's words, made one line by the display rule here, where they are still bytes
+        // (a QString of them would have lost those that are not UTF-8); redacted first, since
+        // redact_secrets looks for a secret as typed.
+        const QString what = serverMessage(pglock::redact_secrets(e.detail(), conninfo_));
         if (e.code() == pglock::Errc::query_failed && session_ && session_->ok()) {
             // The server answered with an error (e.g. permissions): keep the session, say so.
             emit state(generation_, PollState::connected, QStringLiteral("poll failed: %1").arg(what));
@@ -166,7 +171,7 @@ void PollWorker::tick() {
         }
         lose(what);
     } catch (const std::exception& e) {
-        lose(QString::fromUtf8(e.what()));
+        lose(serverMessage(pglock::redact_secrets(e.what(), conninfo_)));
     }
 }
 

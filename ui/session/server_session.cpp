@@ -13,6 +13,7 @@
 #include "metrics/metrics_scraper.hpp"
 #include "models/lock_tree_model.hpp"
 #include "models/locks_model.hpp"
+#include "models/server_text.hpp"
 #include "models/staged_snapshot_feeder.hpp"
 #include "pglock/conninfo.hpp"
 #include "pglock/conninfo_secrets.hpp"
@@ -85,7 +86,9 @@ void ServerSession::connectTo(const QString& conninfo, const QString& password, 
     conninfo_ = conninfo.toStdString();
     password_ = password;
     const QString server = QString::fromStdString(pglock::redact_secrets(pglock::conninfo_label(conninfo_), conninfo_));
-    label_ = label.isEmpty() ? (server.isEmpty() ? tr("(unparsable connection string)") : server) : label;
+    // Shown in titles, the picker, the Fleet table and the status line: the database name in it is
+    // whatever its owner called it, so the label is shown by the display rule (server_text.hpp).
+    label_ = label.isEmpty() ? (server.isEmpty() ? tr("(unparsable connection string)") : serverText(server)) : serverText(label);
     latest_.reset();
     holderNames_.clear();  // what this server's holders said
     contextLocks_.reset();  // what this server's database derives

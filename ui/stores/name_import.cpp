@@ -3,8 +3,6 @@
 #include <QFile>
 #include <QFileInfo>
 
-#include "pglock/text.hpp"
-
 namespace lockscope::names {
 namespace {
 
@@ -17,23 +15,6 @@ QByteArray bytes(const std::string& s) { return QByteArray(s.data(), static_cast
 QByteArray escapeName(QByteArrayView name) { return bytes(pglock::escape_name(view(name))); }
 
 QString printable(QByteArrayView name) { return QString::fromStdString(pglock::printable_name(view(name))); }
-
-QString shownText(const QString& text) {
-    QString out;
-    bool escaped = false;
-    for (qsizetype i = 0; i < text.size(); ++i) {
-        const QChar c = text.at(i);
-        // Surrogate pairs are never hidden (every hidden code point is in the BMP).
-        if (!c.isSurrogate() && pglock::is_hidden_code_point(c.unicode())) {
-            if (!escaped) out = text.left(i);
-            escaped = true;
-            out += QStringLiteral("\\u%1").arg(c.unicode(), 4, 16, QLatin1Char('0'));
-        } else if (escaped) {
-            out += c;
-        }
-    }
-    return escaped ? out : text;
-}
 
 QString isolated(const QString& text) { return QChar(0x2068) + text + QChar(0x2069); }
 

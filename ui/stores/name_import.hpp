@@ -1,7 +1,7 @@
 // Text lists of lock names in the app: the list format itself (parse, escape, printable form) is
 // core's (pglock/name_list.hpp, shared with `pglock status --catalog`); here are its Qt forms, the
-// display helpers for server text, and the guarded file read both importers use. No database and
-// no GUI here, so the parsing is testable on its own and can run off the GUI thread.
+// isolation of a name inside other text, and the guarded file read both importers use. No
+// database and no GUI here, so the parsing is testable on its own and can run off the GUI thread.
 #pragma once
 
 #include <QByteArray>
@@ -32,9 +32,6 @@ constexpr qint64 kMaxImportBytes = static_cast<qint64>(pglock::max_name_list_byt
 QByteArray escapeName(QByteArrayView name);
 // pglock::printable_name as text: how the app shows a name (exactly its exported line).
 QString printable(QByteArrayView name);
-// Text from the server (application_name, user, query) as a view shows it: hidden code points
-// written \uXXXX, the rest as is. Display only: nothing reads it back.
-QString shownText(const QString& text);
 // `text` between FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE: a right-to-left name inside
 // other text ("%1 (from holder)") keeps the text around it in place.
 QString isolated(const QString& text);

@@ -35,6 +35,7 @@
 #include "metrics/metrics_scraper.hpp"
 #include "models/locks_filter_proxy.hpp"
 #include "models/locks_model.hpp"
+#include "models/server_text.hpp"
 #include "models/staged_snapshot_feeder.hpp"
 #include "pglock/conninfo.hpp"
 #include "pglock/conninfo_secrets.hpp"
@@ -326,10 +327,12 @@ void MainWindow::onState(PollState state, const QString& message) {
         case PollState::stopped: text = tr("not connected"); break;
         case PollState::connecting: text = tr("connecting to %1…").arg(server_->label()); break;
         case PollState::connected: text = tr("connected to %1").arg(server_->label()); break;
-        case PollState::disconnected: text = tr("disconnected: %1").arg(server_->redacted(message)); break;
+        // The message may quote the server (its FATAL or ERROR, a name it echoes): redacted, then
+        // one line by the display rule (server_text.hpp), so it can neither split nor fake the bar.
+        case PollState::disconnected: text = tr("disconnected: %1").arg(serverMessage(server_->redacted(message))); break;
     }
     if (state == PollState::connected && !message.isEmpty() && message != QStringLiteral("connected"))
-        text += QStringLiteral(" — ") + server_->redacted(message);
+        text += QStringLiteral(" — ") + serverMessage(server_->redacted(message));
     // The moment a poll fails what the view shows is history (the session greys the rows): say
     // so, and since when.
     if (server_->stale()) {

@@ -18,6 +18,7 @@
 #include "actions/lock_controller.hpp"
 #include "actions/read_only_switch.hpp"
 #include "models/locks_model.hpp"
+#include "models/server_text.hpp"
 #include "widgets/catalog_panel.hpp"
 #include "widgets/locks_view_layout.hpp"
 #include "widgets/main_window.hpp"
@@ -121,9 +122,11 @@ void MainWindow::confirmBackendAction(int pid, bool terminate) {
     if (const PollResultPtr latest = server_->latest(); latest && latest->snapshot) {
         const auto& snap = *latest->snapshot;
         if (const auto it = snap.backends.find(pid); it != snap.backends.end()) {
-            application = QString::fromStdString(it->second.application_name);
-            user = QString::fromStdString(it->second.usename);
-            state = QString::fromStdString(it->second.state);
+            // One line each (server_text.hpp): a newline in a role name must not fake a line of
+            // the box the operator decides on.
+            application = serverText(it->second.application_name);
+            user = serverText(it->second.usename);
+            state = serverText(it->second.state);
         }
         for (const auto& lock : snap.locks) {
             const bool holds = std::any_of(lock.holders.begin(), lock.holders.end(), [pid](const auto& h) { return h.pid == pid; });

@@ -12,9 +12,9 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include "models/server_text.hpp"
 #include "pglock/key.hpp"
 #include "pglock/resolve.hpp"
-#include "stores/name_import.hpp"
 #include "widgets/name_input.hpp"
 
 namespace lockscope {
@@ -153,7 +153,7 @@ void ResolverPanel::resolve() {
     keyLine_->setText(tr("%1   (classid %2, objid %3, objsubid 1)").arg(*key_).arg(tag.classid).arg(tag.objid));
     QStringList names = namesForKey_ ? namesForKey_(*key_) : QStringList();
     if (name_ && !names.contains(text)) names.prepend(text + tr(" (typed, not in the catalog)"));
-    for (QString& shown : names) shown = elideMiddle(names::shownText(shown));
+    for (QString& shown : names) shown = elideMiddle(serverText(shown));
     namesLine_->setText(names.isEmpty() ? tr("no catalog name hashes to this key") : names.join(QStringLiteral("\n")));
     if (names.size() > 1 && !name_) namesLine_->setText(namesLine_->text() + tr("\n⚠ several names share this key"));
     sql_->setPlainText(QString::fromStdString(pglock::pg_locks_sql(*key_)));
@@ -176,8 +176,8 @@ void ResolverPanel::showLive() {
         QStringList holders;
         for (const auto& h : lock.holders) {
             const auto b = latest_->snapshot->backends.find(h.pid);
-            const QString state = b != latest_->snapshot->backends.end() ? QString::fromStdString(b->second.state) : QString();
-            const QString app = b != latest_->snapshot->backends.end() ? QString::fromStdString(b->second.application_name) : QString();
+            const QString state = b != latest_->snapshot->backends.end() ? serverText(b->second.state) : QString();
+            const QString app = b != latest_->snapshot->backends.end() ? serverText(b->second.application_name) : QString();
             holders << tr("pid %1 (%2%3%4)").arg(h.pid).arg(h.shared ? tr("shared, ") : QString()).arg(state,
                                                                                                        app.isEmpty() ? QString() : QStringLiteral(", ") + app);
         }
