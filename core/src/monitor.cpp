@@ -6,6 +6,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include "pglock/error.hpp"
@@ -250,14 +251,40 @@ bool signal_backend(Session& session, int pid, BackendSignal signal, const Conte
     return session.exec(backend_signal_sql(signal), {pid}, ctx).get_bool(0, 0);
 }
 
+namespace {
+
+// The client_encoding every text of a poll converts to without an error: the database's own for
+// SQL_ASCII (no conversion, the bytes as stored, which the display rule escapes where they are
+// not UTF-8; asking for UTF8 there makes the server refuse any byte that is not), else UTF8
+// (every encoding the server has converts to it). A database owner may set another default,
+// and a conversion to it fails the whole poll on one character it lacks. A client_encoding the
+// connection string sets itself is the operator's choice and stays.
+std::string monitor_encoding(Session& session) {
+    PGconn* conn = session.native_handle();
+    if (PQconninfoOption* opts = PQconninfo(conn)) {
+        bool explicit_encoding = false;
+        for (PQconninfoOption* o = opts; o->keyword; ++o)
+            if (std::strcmp(o->keyword, "client_encoding") == 0 && o->val && *o->val) explicit_encoding = true;
+        PQconninfoFree(opts);
+        if (explicit_encoding) return {};
+    }
+    const char* server = PQparameterStatus(conn, "server_encoding");
+    return server && std::strcmp(server, "SQL_ASCII") == 0 ? "SQL_ASCII" : "UTF8";
+}
+
+}  // namespace
+
 void prepare_session(Session& session, std::chrono::milliseconds lock_timeout, const Context& ctx) {
     const std::string ms = std::to_string(lock_timeout.count()) + "ms";
-    session.exec("SELECT pg_catalog.set_config('lock_timeout', $1, false)", {ms}, ctx);
+    const std::string encoding = monitor_encoding(session);
+    session.exec("SELECT pg_catalog.set_config('lock_timeout', $1, false), "
+                 "CASE WHEN $2 OPERATOR(pg_catalog.<>) '' THEN pg_catalog.set_config('client_encoding', $2, false) END",
+                 {ms, encoding}, ctx);
 }
 
 Session connect_session(const std::string& conninfo, const Context& ctx, const Session::Overrides& overrides,
                         const Keepalive& keepalive) {
-    Session session = Session::connect(conninfo, ctx, overrides, keepalive, {{"client_encoding", "UTF8"}});
+    Session session = Session::connect(conninfo, ctx, overrides, keepalive);
     prepare_session(session, default_monitor_lock_timeout, ctx);
     return session;
 }

@@ -168,13 +168,6 @@ Session Session::connect(const std::string& conninfo, const Context& ctx, const 
                                        keepalive_keywords(keepalive));
 }
 
-Session Session::connect(const std::string& conninfo, const Context& ctx, const Overrides& overrides,
-                         const Keepalive& keepalive, const Overrides& defaults) {
-    Overrides all = keepalive_keywords(keepalive);
-    all.insert(all.end(), defaults.begin(), defaults.end());
-    return detail::SessionOps::connect(conninfo, ctx, std::chrono::milliseconds(0), overrides, all);
-}
-
 std::vector<std::pair<std::string, std::string>> keepalive_keywords(const Keepalive& k) {
     if (!k.enabled) return {};
     // libpq takes whole seconds and milliseconds; a zero or negative value would mean "the

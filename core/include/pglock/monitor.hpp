@@ -144,7 +144,8 @@ std::string chain_query(int server_version);
 // account for it is a prefix. poll() calls it.
 void name_from_holders(Snapshot& snapshot);
 
-// Makes `session` a monitor's session: a statement on it that would wait for a lock (the poll
+// Makes `session` a monitor's session. Its client_encoding becomes one every text converts to
+// (see monitor.cpp), unless its connection string chose one. A statement on it that would wait for a lock (the poll
 // reads pg_locks, pg_stat_activity and pg_database, whose relation locks queue behind a pending
 // ALTER, VACUUM FULL or LOCK TABLE of them) gives up after `lock_timeout` with SQLSTATE
 // sqlstate::lock_not_available instead of queueing, where it would also hold up every session
@@ -154,10 +155,7 @@ inline constexpr std::chrono::milliseconds default_monitor_lock_timeout{200};
 void prepare_session(Session& session, std::chrono::milliseconds lock_timeout = default_monitor_lock_timeout,
                      const Context& ctx = {});
 
-// Opens a monitor's session and prepares it (prepare_session). Its client_encoding is UTF8
-// unless the conninfo sets one: a database owner may make another encoding the database's
-// default, and a holder's application_name the server cannot convert to it would fail every
-// poll.
+// Opens a monitor's session and prepares it (prepare_session).
 Session connect_session(const std::string& conninfo, const Context& ctx, const Session::Overrides& overrides = {},
                         const Keepalive& keepalive = {});
 

@@ -82,9 +82,6 @@ public:
     // `keepalive`; libpq ignores them on unix sockets.
     static Session connect(const std::string& conninfo, const Context& ctx, const Overrides& overrides,
                            const Keepalive& keepalive);
-    // The same with `defaults`: connection keywords that the conninfo's own win over.
-    static Session connect(const std::string& conninfo, const Context& ctx, const Overrides& overrides,
-                           const Keepalive& keepalive, const Overrides& defaults);
 
     Session(Session&&) noexcept;
     Session& operator=(Session&&) noexcept;
