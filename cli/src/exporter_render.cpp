@@ -6,7 +6,6 @@
 #include <functional>
 #include <sstream>
 
-#include "pglock_cli/text.hpp"
 
 namespace pglock::cli {
 
@@ -38,7 +37,7 @@ MetricFamily per_lock(const ServerSeries& s, std::string name, std::string help,
     f.metric.reserve(s.locks.size());
     for (const LockSeries& l : s.locks) {
         ClientMetric m;
-        m.label.push_back({"name", name_label(l.name)});
+        m.label.push_back({"name", name_label(l)});
         if (!l.key.empty()) m.label.push_back({"key", l.key});
         m.gauge.value = value(l);
         f.metric.push_back(std::move(m));
@@ -53,10 +52,6 @@ std::string serialize(const std::vector<MetricFamily>& families) {
 }
 
 }  // namespace
-
-std::string name_label(const std::string& name) {
-    return is_valid_utf8(name) ? name : "hex:" + hex_bytes(name);
-}
 
 std::string render_target(const TargetReport& r) {
     std::vector<MetricFamily> f;

@@ -32,8 +32,4 @@ struct TargetCounters {
 };
 std::string render_exporter(const std::vector<TargetCounters>& targets);
 
-// A lock name as a label value: Prometheus refuses a whole scrape with a label that is not valid
-// UTF-8, so such a name is given as "hex:" and its bytes in hex (pglock key --hex takes it back).
-std::string name_label(const std::string& name);
-
 }  // namespace pglock::cli

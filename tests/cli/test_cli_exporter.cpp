@@ -141,6 +141,48 @@ private slots:
         QVERIFY(waiter.finish());
     }
 
+    // Every name has a series of its own: a name that is not UTF-8 is written as hex, and so is
+    // every name that could be mistaken for such an encoding or for a folded series ("hex:...",
+    // "(other)", "(unknown)"), so two locks never share a series.
+    void names_never_share_a_series() {
+        const QString tag = QString::number(QCoreApplication::applicationPid());
+        const QByteArray invalid = "bad\xff" "utf8-" + tag.toUtf8();                     // not UTF-8
+        const QByteArray lookalike = "hex:" + invalid.toHex();                           // valid, its old label
+        const QByteArray hex_prefixed = "hex:plain-" + tag.toUtf8();                     // valid, starts with hex:
+        const QByteArray plain = "plain-" + tag.toUtf8();
+        // The catalog is core's name list: \xff is the escape of a byte that is not UTF-8.
+        QByteArray catalog = "bad\\xffutf8-" + tag.toUtf8() + "\n" + lookalike + "\n" + hex_prefixed + "\n" + plain +
+                             "\n(other)\n(unknown)\n";
+        QTemporaryDir dir;
+        const QString catalog_path = write_file(dir, "catalog.txt", catalog);
+        RawConn holder(dsn());
+        for (const QByteArray& name : {invalid, lookalike, hex_prefixed, plain, QByteArray("(other)"), QByteArray("(unknown)")})
+            holder.lock(pglock::key_of(name.toStdString()));
+
+        Exporter exporter({"exporter", "--dsn", dsn(), "--catalog", catalog_path});
+        const HttpReply page = exporter.get("/metrics");
+        QCOMPARE(page.status, 200);
+        const auto series = [&](const QByteArray& label) { return "pglock_lock_holders{name=\"" + label + "\"}"; };
+        // No label twice in the page, and nothing our names could have folded into.
+        const auto holders = samples_of(page.body, "pglock_lock_holders");
+        QSet<QByteArray> labels;
+        for (const QByteArray& line : holders) {
+            const QByteArray label = line.left(line.lastIndexOf(' '));
+            QVERIFY2(!labels.contains(label), ("two series " + label).constData());
+            labels.insert(label);
+        }
+        QVERIFY(!labels.contains(series("(other)")));
+        // Each lock its own series, under its documented label.
+        QCOMPARE(sample(page.body, series("hex:" + invalid.toHex())), 1.0);
+        QCOMPARE(sample(page.body, series("hex:" + lookalike.toHex())), 1.0);
+        QCOMPARE(sample(page.body, series("hex:" + hex_prefixed.toHex())), 1.0);
+        QCOMPARE(sample(page.body, series(plain)), 1.0);
+        QCOMPARE(sample(page.body, series("hex:" + QByteArray("(other)").toHex())), 1.0);
+        QCOMPARE(sample(page.body, series("hex:" + QByteArray("(unknown)").toHex())), 1.0);
+        const auto [code, out] = promtool({"check", "metrics"}, page.body);
+        QVERIFY2(code == 0, out.constData());
+    }
+
     // Scrapes within --min-interval are answered from the last poll: replicas cannot multiply
     // the load on the server.
     void scrapes_within_min_interval_share_one_poll() {
