@@ -5,6 +5,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -12,13 +14,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
 
+#include "basic_auth.hpp"
+#include "http_tls.hpp"
 #include "metrics_server.hpp"  // split_listen_address
 
 namespace pglock::cli {
@@ -28,6 +34,7 @@ using Clock = std::chrono::steady_clock;
 struct HttpInbox {
     std::mutex mutex;
     std::vector<std::pair<std::uint64_t, HttpResponse>> answers;  // under mutex
+    std::vector<std::pair<std::uint64_t, bool>> auth_results;     // under mutex
     int wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 
     ~HttpInbox() {
@@ -124,14 +131,20 @@ int listen_on(const std::string& listen) {
     return fd;
 }
 
-enum class Phase { reading, answering, writing, closing };
+enum class Phase { handshake, reading, authenticating, answering, writing, closing };
+
+struct FreeSsl {
+    void operator()(SSL* s) const noexcept { SSL_free(s); }
+};
 
 struct Connection {
     std::uint64_t id = 0;
     int fd = -1;
     std::string client;
+    std::unique_ptr<SSL, FreeSsl> ssl;
     Phase phase = Phase::reading;
     Clock::time_point deadline = Clock::time_point::max();
+    bool want_write = false;  // TLS: the last call wants the socket writable (else readable)
     std::string in;
     HttpRequest request;
     std::shared_ptr<HttpAnswer> answer;
@@ -152,6 +165,9 @@ struct HttpServer::Impl {
             ::close(listen_fd);
             throw std::runtime_error(errno_text("eventfd"));
         }
+        if (options.rate_limit) tokens = options.rate_limit->burst;
+        if (options.auth && options.auth->enabled())
+            auth_thread = std::jthread([this](std::stop_token stop) { authenticate(stop); });
         loop_thread = std::jthread([this](std::stop_token stop) { loop(stop); });
     }
 
@@ -159,6 +175,9 @@ struct HttpServer::Impl {
         loop_thread.request_stop();
         inbox->wake();
         if (loop_thread.joinable()) loop_thread.join();
+        auth_thread.request_stop();
+        auth_cv.notify_all();
+        if (auth_thread.joinable()) auth_thread.join();
         for (auto& [id, c] : connections) close_fd(*c, false);
         ::close(listen_fd);
     }
@@ -204,9 +223,13 @@ struct HttpServer::Impl {
 
     short events_of(const Connection& c) const {
         switch (c.phase) {
+            case Phase::handshake:
             case Phase::reading:
+            case Phase::writing:
+                if (c.ssl) return c.want_write ? POLLOUT : POLLIN;
+                return c.phase == Phase::writing ? POLLOUT : POLLIN;
             case Phase::closing: return POLLIN;
-            case Phase::writing: return POLLOUT;
+            case Phase::authenticating:
             case Phase::answering: return 0;  // errors and hang-ups are still reported
         }
         return 0;
@@ -247,30 +270,45 @@ struct HttpServer::Impl {
             c->fd = fd;
             c->client = client;
             c->deadline = Clock::now() + options.header_timeout;
+            if (options.tls) {
+                c->ssl.reset(options.tls->session_for(fd));
+                if (!c->ssl) {
+                    ::close(fd);
+                    continue;
+                }
+                c->phase = Phase::handshake;
+            }
             ++per_client[client];
             Connection& conn = *c;
             connections.emplace(conn.id, std::move(c));
-            read_request(conn);  // most clients send at once: try now rather than after another poll
+            // Most clients send at once: try now rather than after another poll.
+            if (conn.phase == Phase::handshake) handshake(conn);
+            else read_request(conn);
         }
     }
 
-    // Beyond a limit: a 503 that says which (best effort, never waited for), and the close.
+    // Beyond a limit: plain HTTP gets a 503 that says which (best effort, never waited for); TLS
+    // would need a handshake first, so it gets the close alone.
     void refuse(int fd, const std::string& why) {
-        const std::string body = "pglock exporter: " + why + "\n";
-        const std::string text = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                                 "Content-Length: " + std::to_string(body.size()) +
-                                 "\r\nConnection: close\r\n\r\n" + body;
-        [[maybe_unused]] auto n = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-        ::shutdown(fd, SHUT_WR);
+        if (!options.tls) {
+            const std::string body = "pglock exporter: " + why + "\n";
+            const std::string text = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                                     "Content-Length: " + std::to_string(body.size()) +
+                                     "\r\nConnection: close\r\n\r\n" + body;
+            [[maybe_unused]] auto n = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+            ::shutdown(fd, SHUT_WR);
+        }
         ::close(fd);
     }
 
     void step(Connection& c, short revents) {
         if (revents & (POLLERR | POLLNVAL)) return finish(c, true);
         switch (c.phase) {
+            case Phase::handshake: return handshake(c);
             case Phase::reading: return read_request(c);
             case Phase::writing: return write_response(c);
             case Phase::closing: return drain(c);
+            case Phase::authenticating:
             case Phase::answering:
                 if (revents & POLLHUP) finish(c, false);  // the client is gone: nobody to answer
                 return;
@@ -279,18 +317,50 @@ struct HttpServer::Impl {
 
     // ---- bytes in and out ----
 
-    static long receive(Connection& c, char* buffer, std::size_t size) {
-        const ssize_t n = ::recv(c.fd, buffer, size, 0);
+    long receive(Connection& c, char* buffer, std::size_t size) {
+        if (!c.ssl) {
+            const ssize_t n = ::recv(c.fd, buffer, size, 0);
+            if (n > 0) return n;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return would_block;
+            return 0;
+        }
+        const int n = SSL_read(c.ssl.get(), buffer, static_cast<int>(size));
         if (n > 0) return n;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return would_block;
+        return tls_result(c, n);
+    }
+
+    long transmit(Connection& c, const char* data, std::size_t size) {
+        if (!c.ssl) {
+            const ssize_t n = ::send(c.fd, data, size, MSG_NOSIGNAL);
+            if (n > 0) return n;
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return would_block;
+            return 0;
+        }
+        const int n = SSL_write(c.ssl.get(), data, static_cast<int>(std::min<std::size_t>(size, 1 << 20)));
+        if (n > 0) return n;
+        return tls_result(c, n);
+    }
+
+    static long tls_result(Connection& c, int ret) {
+        const int e = SSL_get_error(c.ssl.get(), ret);
+        ERR_clear_error();  // the queue is per thread: a stale error would confuse the next call
+        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+            c.want_write = e == SSL_ERROR_WANT_WRITE;
+            return would_block;
+        }
         return 0;
     }
 
-    static long transmit(Connection& c, const char* data, std::size_t size) {
-        const ssize_t n = ::send(c.fd, data, size, MSG_NOSIGNAL);
-        if (n > 0) return n;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return would_block;
-        return 0;
+    void handshake(Connection& c) {
+        const int r = SSL_accept(c.ssl.get());
+        if (r != 1) {
+            if (tls_result(c, r) != would_block) finish(c, false);
+            return;
+        }
+        if (!options.tls->peer_allowed(c.ssl.get())) return finish(c, false);
+        c.phase = Phase::reading;
+        c.want_write = false;
+        read_request(c);  // TLS may hold decrypted bytes that no poll would announce
     }
 
     void read_request(Connection& c) {
@@ -320,6 +390,10 @@ struct HttpServer::Impl {
     }
 
     void finish_writing(Connection& c) {
+        if (c.ssl) {
+            SSL_shutdown(c.ssl.get());  // close_notify; the client's is not waited for
+            ERR_clear_error();
+        }
         ::shutdown(c.fd, SHUT_WR);
         c.phase = Phase::closing;
         c.deadline = Clock::now() + linger_after_answer;
@@ -352,7 +426,37 @@ struct HttpServer::Impl {
         c.request = std::move(std::get<HttpRequest>(parsed));
         c.in.clear();
         c.in.shrink_to_fit();
-        handle(c);
+        if (!rate_allows()) return respond(c, error_response(429, "too many requests (the web config's rate_limit)"));
+        if (!options.auth || !options.auth->enabled()) return handle(c);
+        switch (options.auth->quick(c.request.authorization)) {
+            case BasicAuth::Verdict::allowed: return handle(c);
+            case BasicAuth::Verdict::denied: return respond(c, unauthorized());
+            case BasicAuth::Verdict::needs_bcrypt: break;
+        }
+        c.phase = Phase::authenticating;  // still under the header timeout
+        {
+            std::lock_guard lock(auth_mutex);
+            auth_jobs.emplace_back(c.id, c.request.authorization);
+        }
+        auth_cv.notify_one();
+    }
+
+    static HttpResponse unauthorized() {
+        HttpResponse r = error_response(401, "Unauthorized");
+        r.headers.emplace_back("WWW-Authenticate", "Basic");
+        return r;
+    }
+
+    bool rate_allows() {
+        if (!options.rate_limit) return true;
+        const auto now = Clock::now();
+        const double per_second = 1e9 / static_cast<double>(options.rate_limit->interval.count());
+        tokens = std::min<double>(options.rate_limit->burst,
+                                  tokens + std::chrono::duration<double>(now - rate_checked).count() * per_second);
+        rate_checked = now;
+        if (tokens < 1) return false;
+        tokens -= 1;
+        return true;
     }
 
     void handle(Connection& c) {
@@ -375,6 +479,7 @@ struct HttpServer::Impl {
             out += "Content-Length: " + std::to_string(r.body.size() + (r.more_body ? r.more_body->size() : 0)) + "\r\n";
         out += "Connection: close\r\n";
         for (const auto& [name, value] : r.headers) out += name + ": " + value + "\r\n";
+        for (const auto& [name, value] : options.headers) out += name + ": " + value + "\r\n";
         out += "\r\n";
         if (!head) {
             out += r.body;
@@ -382,6 +487,7 @@ struct HttpServer::Impl {
         }
         c.sent = 0;
         c.phase = Phase::writing;
+        c.want_write = true;
         c.deadline = Clock::now() + options.write_timeout;
         write_response(c);
     }
@@ -390,9 +496,17 @@ struct HttpServer::Impl {
         std::uint64_t count;
         [[maybe_unused]] auto n = ::read(inbox->wake_fd, &count, sizeof count);
         std::vector<std::pair<std::uint64_t, HttpResponse>> answers;
+        std::vector<std::pair<std::uint64_t, bool>> auths;
         {
             std::lock_guard lock(inbox->mutex);
             answers.swap(inbox->answers);
+            auths.swap(inbox->auth_results);
+        }
+        for (auto& [id, ok] : auths) {
+            const auto it = connections.find(id);
+            if (it == connections.end() || it->second->phase != Phase::authenticating) continue;
+            if (ok) handle(*it->second);
+            else respond(*it->second, unauthorized());
         }
         for (auto& [id, response] : answers) {
             const auto it = connections.find(id);
@@ -411,6 +525,15 @@ struct HttpServer::Impl {
                 continue;
             }
             if (c->fd < 0 || c->deadline > now) continue;
+            if (c->phase == Phase::authenticating) {
+                // The client was quick; the password checks queued before its own were not.
+                {
+                    std::lock_guard lock(auth_mutex);
+                    std::erase_if(auth_jobs, [&](const auto& job) { return job.first == c->id; });
+                }
+                respond(*c, error_response(503, "too many password checks at once: try again"));
+                continue;
+            }
             // Too slow to send its request, or to read the answer: the kernel's buffers for it go
             // at once (a reset), not after the retransmissions of a normal close.
             finish(*c, c->phase != Phase::closing);
@@ -419,7 +542,14 @@ struct HttpServer::Impl {
 
     // ---- ends ----
 
-    void finish(Connection& c, bool reset) { close_fd(c, reset); }
+    void finish(Connection& c, bool reset) {
+        if (c.fd < 0) return;
+        if (c.phase == Phase::authenticating) {
+            std::lock_guard lock(auth_mutex);
+            std::erase_if(auth_jobs, [&](const auto& job) { return job.first == c.id; });
+        }
+        close_fd(c, reset);
+    }
 
     void close_fd(Connection& c, bool reset) {
         if (c.fd < 0) return;
@@ -427,6 +557,7 @@ struct HttpServer::Impl {
             const ::linger l{1, 0};
             ::setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
         }
+        c.ssl.reset();
         ::close(c.fd);
         c.fd = -1;
         if (auto it = per_client.find(c.client); it != per_client.end() && --it->second == 0) per_client.erase(it);
@@ -435,6 +566,26 @@ struct HttpServer::Impl {
 
     void reap() {
         std::erase_if(connections, [](const auto& entry) { return entry.second->fd < 0; });
+    }
+
+    // ---- the bcrypt thread ----
+
+    void authenticate(std::stop_token stop) {
+        for (;;) {
+            std::pair<std::uint64_t, std::string> job;
+            {
+                std::unique_lock lock(auth_mutex);
+                if (!auth_cv.wait(lock, stop, [&] { return !auth_jobs.empty(); })) return;
+                job = std::move(auth_jobs.front());
+                auth_jobs.pop_front();
+            }
+            const bool ok = options.auth->verify(job.second);
+            {
+                std::lock_guard lock(inbox->mutex);
+                inbox->auth_results.emplace_back(job.first, ok);
+            }
+            inbox->wake();
+        }
     }
 
     const HttpServerOptions options;
@@ -447,7 +598,14 @@ struct HttpServer::Impl {
     std::map<std::string, std::size_t> per_client;
     std::uint64_t last_id = 0;
     Clock::time_point accept_paused_until = Clock::time_point::min();
+    double tokens = 0;
+    Clock::time_point rate_checked = Clock::now();
 
+    std::mutex auth_mutex;
+    std::condition_variable_any auth_cv;
+    std::deque<std::pair<std::uint64_t, std::string>> auth_jobs;  // under auth_mutex
+
+    std::jthread auth_thread;
     std::jthread loop_thread;  // last: it uses everything above
 };
 

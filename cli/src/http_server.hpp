@@ -1,6 +1,7 @@
-// The exporter's HTTP server: one thread with an event loop over non-blocking sockets, so a
-// client that is slow or silent costs a socket and a deadline, never a thread that others wait
-// for. Each connection carries one request: its head must arrive within the header timeout, its answer must be read within the write timeout; beyond
+// The exporter's HTTP server: one thread with an event loop over non-blocking sockets (TLS
+// included), so a client that is slow or silent costs a socket and a deadline, never a thread
+// that others wait for. Each connection carries one request: its TLS handshake and head must
+// arrive within the header timeout, its answer must be read within the write timeout; beyond
 // the connection limits (in all, and per client address) a connection is refused at once. The
 // handler answers on the loop's thread or later from any thread; a request can carry a deadline
 // after which the server answers it with a fallback, so a slow answer cannot hold it either.
@@ -17,8 +18,12 @@
 #include <vector>
 
 #include "http_request.hpp"
+#include "web_config.hpp"
 
 namespace pglock::cli {
+
+class BasicAuth;
+class TlsServer;
 
 struct HttpResponse {
     int status = 200;
@@ -58,6 +63,10 @@ struct HttpServerOptions {
     std::size_t max_connections_per_client = 16;
     std::chrono::nanoseconds header_timeout = std::chrono::seconds(5);
     std::chrono::nanoseconds write_timeout = std::chrono::seconds(10);
+    std::shared_ptr<const TlsServer> tls;   // HTTPS when set
+    std::shared_ptr<BasicAuth> auth;        // basic auth when set and it has users
+    std::vector<std::pair<std::string, std::string>> headers;  // added to every response
+    std::optional<RateLimit> rate_limit;    // 429 beyond it
 };
 
 class HttpServer {

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "basic_auth.hpp"
 #include "catalog_file.hpp"
 #include "exporter_config.hpp"
 #include "exporter_render.hpp"
@@ -22,6 +23,7 @@
 #include "exporter_target.hpp"
 #include "http_request.hpp"
 #include "http_server.hpp"
+#include "http_tls.hpp"
 #include "metrics_server.hpp"
 #include "pglock/conninfo.hpp"
 #include "pglock/duration_text.hpp"
@@ -31,6 +33,7 @@
 #include "pglock_cli/text.hpp"
 #include "signals.hpp"
 #include "verbs.hpp"
+#include "web_config.hpp"
 
 namespace pglock::cli {
 
@@ -42,6 +45,7 @@ struct ExporterOptions {
     std::string listen;
     std::string config;
     std::string catalog;
+    std::string web_config;
     std::string min_interval = "5s";
     std::string poll_timeout = "5s";
     std::string header_timeout = "5s";
@@ -175,6 +179,14 @@ int run_exporter(const ExporterOptions& options, const GlobalOptions& global) {
                                           ? options.max_connections_per_client
                                           : std::max<std::size_t>(16, 2 * configured.size());
     reserve_descriptors(http.max_connections, configured.size());
+    if (!options.web_config.empty()) {
+        WebConfig web = load_web_config(options.web_config);
+        if (web.tls) http.tls = std::make_shared<TlsServer>(*web.tls, options.web_config);
+        if (!web.users.empty()) http.auth = std::make_shared<BasicAuth>(std::move(web.users));
+        http.headers = std::move(web.headers);
+        http.rate_limit = web.rate_limit;
+    }
+    const std::string scheme = http.tls ? "https://" : "http://";
     Catalog catalog;
     if (!options.catalog.empty()) {
         const auto on_signal = signals.exit_on_signal("reading the catalog " + options.catalog);
@@ -189,7 +201,7 @@ int run_exporter(const ExporterOptions& options, const GlobalOptions& global) {
     HttpServer server(options.listen, std::move(http),
                       [&exporter](const HttpRequest& r, const std::shared_ptr<HttpAnswer>& a) { exporter.handle(r, a); });
 
-    const std::string where = "http://" + host + ":" + std::to_string(server.port());
+    const std::string where = scheme + host + ":" + std::to_string(server.port());
     say(std::cout, "pglock: exporter: serving " + where + (fleet ? "/probe?target=NAME" : "/metrics"));
 
     wait_for_stop(signals.token());
@@ -212,6 +224,10 @@ void register_exporter(CLI::App& app, const GlobalOptions& global, VerbRun& run)
     cmd->add_option("--catalog", options->catalog,
                     "names for known keys: a text file (one name per line) or a lockscope SQLite catalog")
         ->type_name("FILE");
+    cmd->add_option("--web-config-file", options->web_config,
+                    "TLS, client certificates and basic auth in Prometheus' web config format (YAML; as "
+                    "node_exporter's --web.config.file)")
+        ->type_name("FILE");
     cmd->add_option("--min-interval", options->min_interval,
                     "answer from the last poll while it is younger than this (default 5s, 250ms..10m)")
         ->type_name("DURATION");
@@ -231,7 +247,7 @@ void register_exporter(CLI::App& app, const GlobalOptions& global, VerbRun& run)
                     "HTTP connections open at once from one client address (default 16, or 2 per target when more)")
         ->type_name("N");
     cmd->add_option("--header-timeout", options->header_timeout,
-                    "a client must send its request within this, or it is disconnected (default 5s)")
+                    "a client must send its request (and finish TLS) within this, or it is disconnected (default 5s)")
         ->type_name("DURATION");
     cmd->add_option("--write-timeout", options->write_timeout,
                     "a client must read its answer within this, or it is disconnected (default 10s)")

@@ -1,9 +1,11 @@
 // The exporter's parsers of outside text, without a server: the HTTP request head and query
-// (what any client on the network sends) and the series label of a lock name.
+// (what any client on the network sends), the web config (what the operator writes) and the
+// series label of a lock name.
 #include <QtTest>
 
 #include "exporter_series.hpp"
 #include "http_request.hpp"
+#include "web_config.hpp"
 
 using namespace pglock::cli;
 using namespace std::literals;
@@ -28,6 +30,8 @@ QByteArray param(std::string_view query, std::string_view name = "target") {
     if (!p.error.empty()) return "error: " + S(p.error);
     return p.value ? "=" + S(*p.value) : QByteArray("absent");
 }
+
+const char* const bcrypt = "$2y$10$X0h1gDsPszWURQaxFh.zoubFi6DXncSjhoQNJgRrnGs7EsimhC7zG";
 
 }  // namespace
 
@@ -76,6 +80,45 @@ private slots:
         QVERIFY(param("target=main%").startsWith("error"));
         QVERIFY(param("target=main%4").startsWith("error"));
         QVERIFY(param("x=%g0&target=main").startsWith("error"));  // a bad escape anywhere
+    }
+
+    void web_config_reads_what_it_supports() {
+        const WebConfig c = parse_web_config(
+            "tls_server_config:\n  cert_file: certs/server.crt\n  key_file: /abs/server.key\n"
+            "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n"
+            "  client_allowed_sans: [a.example, 10.0.0.1]\n  min_version: TLS13\n"
+            "  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\n  prefer_server_cipher_suites: false\n"
+            "  curve_preferences: [CurveP384, X25519]\n"
+            "http_server_config:\n  http2: false\n  headers:\n    X-Frame-Options: deny\n    X-XSS-Protection: ''\n"
+            "basic_auth_users:\n  alice: " + std::string(bcrypt) + "\n"
+            "rate_limit:\n  interval: 500ms\n  burst: 3\n",
+            "/etc/pglock/web.yml");
+        QVERIFY(c.tls);
+        QCOMPARE(S(c.tls->cert.file), QByteArray("/etc/pglock/certs/server.crt"));  // relative to the file
+        QCOMPARE(S(c.tls->key.file), QByteArray("/abs/server.key"));
+        QCOMPARE(S(c.tls->client_ca.file), QByteArray("/etc/pglock/ca.crt"));
+        QVERIFY(c.tls->client_auth == ClientAuth::require_and_verify);
+        QCOMPARE(c.tls->client_allowed_sans.size(), std::size_t(2));
+        QCOMPARE(c.tls->min_version, 0x0304);
+        QVERIFY(!c.tls->prefer_server_cipher_suites);
+        QCOMPARE(c.tls->curve_groups.size(), std::size_t(2));
+        QCOMPARE(S(c.tls->curve_groups[0]), QByteArray("P-384"));
+        QCOMPARE(c.headers.size(), std::size_t(1));  // a blank header is unset
+        QCOMPARE(S(c.users.at("alice")), QByteArray(bcrypt));
+        QVERIFY(c.rate_limit && c.rate_limit->burst == 3);
+        // Empty: plain HTTP, no auth, as exporter-toolkit has it.
+        const WebConfig empty = parse_web_config("", "web.yml");
+        QVERIFY(!empty.tls && empty.users.empty() && !empty.rate_limit);
+    }
+
+    void bcrypt_hashes_are_recognised() {
+        QVERIFY(is_bcrypt_hash(bcrypt));
+        QVERIFY(is_bcrypt_hash("$2b$04$" + std::string(53, 'a')));
+        QVERIFY(!is_bcrypt_hash("$2x$10$" + std::string(53, 'a')));  // the broken variant
+        QVERIFY(!is_bcrypt_hash("$2y$03$" + std::string(53, 'a')));
+        QVERIFY(!is_bcrypt_hash("$2y$10$" + std::string(52, 'a')));
+        QVERIFY(!is_bcrypt_hash("$2y$10$" + std::string(52, 'a') + "!"));
+        QVERIFY(!is_bcrypt_hash("$6$salt$hash"));
     }
 
     void name_labels_cannot_collide() {
