@@ -242,7 +242,8 @@ struct HttpServer::Impl {
     }
 
     void accept_all() {
-        for (;;) {
+        // A bounded number per turn: a flood of connections must not keep the loop from the rest.
+        for (int turn = 0; turn < 64; ++turn) {
             sockaddr_storage addr{};
             socklen_t len = sizeof addr;
             const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
