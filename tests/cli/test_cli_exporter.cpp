@@ -50,6 +50,15 @@ private slots:
             << QStringList{"exporter", "--listen", "127.0.0.1:0", "--config", "/nonexistent/targets"} << "cannot be read";
         QTest::newRow("cap too big")
             << QStringList{"exporter", "--listen", "127.0.0.1:0", "--max-names", "1000000"} << "at most 100000";
+        QTest::newRow("header timeout too short")
+            << QStringList{"exporter", "--listen", "127.0.0.1:0", "--header-timeout", "10ms"} << "--header-timeout";
+        QTest::newRow("write timeout not a duration")
+            << QStringList{"exporter", "--listen", "127.0.0.1:0", "--write-timeout", "soon"} << "--write-timeout";
+        QTest::newRow("no connections")
+            << QStringList{"exporter", "--listen", "127.0.0.1:0", "--max-connections", "0"} << "between 1 and 100000";
+        QTest::newRow("missing web config")
+            << QStringList{"exporter", "--listen", "127.0.0.1:0", "--web-config-file", "/nonexistent/web.yml"}
+            << "--web-config-file /nonexistent/web.yml: cannot be read";
     }
     void bad_flags_exit_2() {
         QFETCH(QStringList, args);
