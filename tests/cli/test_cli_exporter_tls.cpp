@@ -209,14 +209,14 @@ private slots:
     }
 
     // RequireAndVerifyClientCert with client_allowed_sans: only the client certificate of the
-    // configured CA with the allowed SAN gets in.
+    // configured CA with the allowed SAN gets in, over the TLS version and suite configured.
     void client_certificates() {
         const QString config = write_file(
             pki(), "web-mtls.yml",
             "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
             "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n"
-            "  client_allowed_sans: [scraper.test]\n  min_version: TLS12\n"
-            "  curve_preferences: [X25519, CurveP256]\n");
+            "  client_allowed_sans: [scraper.test]\n  min_version: TLS12\n  max_version: TLS12\n"
+            "  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n  curve_preferences: [X25519, CurveP256]\n");
         Exporter exporter({"exporter", "--dsn", dsn(), "--web-config-file", config});
         const quint16 port = exporter.port();
         const CurlResult without = curl(tls_client(pki()), https(port));
@@ -225,9 +225,11 @@ private slots:
         QVERIFY2(stranger.status == 0 && stranger.exit_code != 0, stranger.headers.constData());
         const CurlResult intruder = curl(tls_client(pki(), "intruder.test"), https(port));
         QVERIFY2(intruder.status == 0 && intruder.exit_code != 0, intruder.headers.constData());
-        const CurlResult scraper = curl(tls_client(pki(), "scraper.test"), https(port));
+        const CurlResult scraper = curl(tls_client(pki(), "scraper.test") << "-v", https(port));
         QCOMPARE(scraper.status, 200);
         QCOMPARE(sample(scraper.body, "pglock_up"), 1.0);
+        // The version and the one suite the config allows (by its IANA name; OpenSSL's below).
+        QVERIFY2(scraper.err.contains("TLSv1.2 / ECDHE-ECDSA-AES256-GCM-SHA384"), scraper.err.constData());
     }
 
     // rate_limit (a token bucket, as exporter-toolkit's): the burst is answered, the next
