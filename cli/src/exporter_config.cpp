@@ -20,16 +20,6 @@ std::string_view trim(std::string_view s) {
     return s.substr(first, last - first + 1);
 }
 
-bool valid_target_name(std::string_view name) {
-    if (name.empty() || name.size() > 128) return false;
-    for (const char c : name) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                        c == '_' || c == '-';
-        if (!ok) return false;
-    }
-    return true;
-}
-
 // A bare word (no '=', no URI scheme) is a service name from pg_service.conf.
 std::string conninfo_of(std::string_view value) {
     const bool uri = value.starts_with("postgresql://") || value.starts_with("postgres://");
@@ -39,6 +29,16 @@ std::string conninfo_of(std::string_view value) {
 }
 
 }  // namespace
+
+bool valid_target_name(std::string_view name) {
+    if (name.empty() || name.size() > 128) return false;
+    for (const char c : name) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                        c == '_' || c == '-';
+        if (!ok) return false;
+    }
+    return true;
+}
 
 std::vector<ExporterTarget> parse_exporter_config(std::string_view text, const std::string& origin) {
     std::vector<ExporterTarget> targets;

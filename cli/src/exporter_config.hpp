@@ -19,6 +19,10 @@ struct ExporterTarget {
     std::string conninfo;  // passed to libpq; a bare service name became "service=NAME"
 };
 
+// 1-128 letters, digits, '.', '_' or '-': what a target may be called, in the file and in
+// /probe?target=.
+bool valid_target_name(std::string_view name);
+
 // Parses the text of FILE (`origin` names it in messages). Throws UsageError naming the line for
 // a malformed line, a bad or repeated name, a connection string libpq refuses, or one that
 // carries a password or another secret (the message never repeats the secret). An empty file

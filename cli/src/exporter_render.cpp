@@ -6,7 +6,6 @@
 #include <functional>
 #include <sstream>
 
-#include "pglock_cli/text.hpp"
 
 namespace pglock::cli {
 
@@ -38,7 +37,7 @@ MetricFamily per_lock(const ServerSeries& s, std::string name, std::string help,
     f.metric.reserve(s.locks.size());
     for (const LockSeries& l : s.locks) {
         ClientMetric m;
-        m.label.push_back({"name", name_label(l.name)});
+        m.label.push_back({"name", name_label(l)});
         if (!l.key.empty()) m.label.push_back({"key", l.key});
         m.gauge.value = value(l);
         f.metric.push_back(std::move(m));
@@ -54,11 +53,7 @@ std::string serialize(const std::vector<MetricFamily>& families) {
 
 }  // namespace
 
-std::string name_label(const std::string& name) {
-    return is_display_safe(name) ? name : "hex:" + hex_bytes(name);
-}
-
-std::string render_target(const TargetReport& r) {
+std::string render_target_head(const TargetReport& r) {
     std::vector<MetricFamily> f;
     f.push_back(gauge("pglock_up", "1 when the last poll of the server's advisory locks succeeded, 0 when it failed",
                       r.up ? 1 : 0));
@@ -71,37 +66,38 @@ std::string render_target(const TargetReport& r) {
     f.push_back(counter("pglock_exporter_scrapes_total",
                         "Requests answered for this server, from a fresh poll or the cache",
                         static_cast<double>(r.scrapes)));
-    if (r.series) {
-        const ServerSeries& s = *r.series;
-        f.push_back(gauge("pglock_server_in_recovery", "1 on a standby (its advisory locks are its own)",
-                          r.in_recovery ? 1 : 0));
-        f.push_back(gauge("pglock_advisory_locks", "Advisory locks held or waited for in this database",
-                          static_cast<double>(s.advisory_locks)));
-        f.push_back(gauge("pglock_unknown_keys", "Advisory locks without a name (not in the catalog, no holder identity)",
-                          static_cast<double>(s.unknown_keys)));
-        f.push_back(gauge("pglock_folded_locks",
-                          "Locks counted in name=\"(other)\" or in name=\"(unknown)\" without a key because of the "
-                          "series caps (--max-names, --max-unknown-keys)",
-                          static_cast<double>(s.folded_names + s.folded_unknown_keys)));
-        f.push_back(per_lock(s, "pglock_lock_holders", "Sessions holding the lock",
-                             [](const LockSeries& l) { return static_cast<double>(l.holders); }));
-        f.push_back(per_lock(s, "pglock_lock_waiters", "Sessions waiting for the lock",
-                             [](const LockSeries& l) { return static_cast<double>(l.waiters); }));
-        f.push_back(per_lock(s, "pglock_lock_oldest_wait_seconds", "The longest current wait for the lock (0: none)",
-                             [](const LockSeries& l) { return l.oldest_wait_seconds; }));
-        f.push_back(per_lock(s, "pglock_lock_oldest_hold_seconds",
-                             "The longest current hold of the lock, since the exporter first saw it",
-                             [](const LockSeries& l) { return l.oldest_hold_seconds; }));
-        f.push_back(per_lock(s, "pglock_lock_idle_in_transaction_holders",
-                             "Holders of the lock whose session is idle in transaction",
-                             [](const LockSeries& l) { return static_cast<double>(l.idle_in_transaction_holders); }));
-        f.push_back(per_lock(s, "pglock_lock_waiter_xmin_pin_seconds",
-                             "How long the oldest waiter's snapshot has held back the xmin horizon (0: none)",
-                             [](const LockSeries& l) { return l.waiter_xmin_pin_seconds; }));
-        f.push_back(per_lock(s, "pglock_lock_series_locks",
-                             "How many locks the series stands for (more than 1 only for \"(other)\" and \"(unknown)\")",
-                             [](const LockSeries& l) { return static_cast<double>(l.locks); }));
-    }
+    return serialize(f);
+}
+
+std::string render_target_series(const ServerSeries& s, bool in_recovery) {
+    std::vector<MetricFamily> f;
+    f.push_back(gauge("pglock_server_in_recovery", "1 on a standby (its advisory locks are its own)", in_recovery ? 1 : 0));
+    f.push_back(gauge("pglock_advisory_locks", "Advisory locks held or waited for in this database",
+                      static_cast<double>(s.advisory_locks)));
+    f.push_back(gauge("pglock_unknown_keys", "Advisory locks without a name (not in the catalog, no holder identity)",
+                      static_cast<double>(s.unknown_keys)));
+    f.push_back(gauge("pglock_folded_locks",
+                      "Locks counted in name=\"(other)\" or in name=\"(unknown)\" without a key because of the "
+                      "series caps (--max-names, --max-unknown-keys)",
+                      static_cast<double>(s.folded_names + s.folded_unknown_keys)));
+    f.push_back(per_lock(s, "pglock_lock_holders", "Sessions holding the lock",
+                         [](const LockSeries& l) { return static_cast<double>(l.holders); }));
+    f.push_back(per_lock(s, "pglock_lock_waiters", "Sessions waiting for the lock",
+                         [](const LockSeries& l) { return static_cast<double>(l.waiters); }));
+    f.push_back(per_lock(s, "pglock_lock_oldest_wait_seconds", "The longest current wait for the lock (0: none)",
+                         [](const LockSeries& l) { return l.oldest_wait_seconds; }));
+    f.push_back(per_lock(s, "pglock_lock_oldest_hold_seconds",
+                         "The longest current hold of the lock, since the exporter first saw it",
+                         [](const LockSeries& l) { return l.oldest_hold_seconds; }));
+    f.push_back(per_lock(s, "pglock_lock_idle_in_transaction_holders",
+                         "Holders of the lock whose session is idle in transaction",
+                         [](const LockSeries& l) { return static_cast<double>(l.idle_in_transaction_holders); }));
+    f.push_back(per_lock(s, "pglock_lock_waiter_xmin_pin_seconds",
+                         "How long the oldest waiter's snapshot has held back the xmin horizon (0: none)",
+                         [](const LockSeries& l) { return l.waiter_xmin_pin_seconds; }));
+    f.push_back(per_lock(s, "pglock_lock_series_locks",
+                         "How many locks the series stands for (more than 1 only for \"(other)\" and \"(unknown)\")",
+                         [](const LockSeries& l) { return static_cast<double>(l.locks); }));
     return serialize(f);
 }
 

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,18 +10,20 @@
 
 namespace pglock::cli {
 
-// One poll of one target, as served.
+// One target's state as a page gives it.
 struct TargetReport {
     bool up = false;
-    bool in_recovery = false;
     double poll_seconds = 0;             // the poll's round trip (or how long the failed attempt took)
-    std::optional<ServerSeries> series;  // when up
     std::uint64_t polls = 0;             // polls of this target since the exporter started
     std::uint64_t poll_errors = 0;
     std::uint64_t scrapes = 0;           // requests answered for it, from the cache or not
 };
 
-std::string render_target(const TargetReport& report);
+// A target's page is the two put together: the part that changes with every request (up, the
+// poll's duration, the counters), and the part that changes only with a poll (the lock series,
+// when up), which the exporter renders once per poll and shares between the answers.
+std::string render_target_head(const TargetReport& report);
+std::string render_target_series(const ServerSeries& series, bool in_recovery);
 
 // /metrics of an exporter started with --config: its own counters per target (the label is the
 // target's name from the config file: as many series as targets).
@@ -31,11 +32,5 @@ struct TargetCounters {
     std::uint64_t polls = 0, poll_errors = 0, scrapes = 0;
 };
 std::string render_exporter(const std::vector<TargetCounters>& targets);
-
-// A lock name as a label value: Prometheus refuses a whole scrape with a label that is not valid
-// UTF-8, and a name with a control or hidden code point (ESC, a C1 control, a bidi override, which
-// a holder's application_name may carry) would reach a terminal or a dashboard as it is; such a
-// name is given as "hex:" and its bytes in hex (pglock key --hex takes it back).
-std::string name_label(const std::string& name);
 
 }  // namespace pglock::cli

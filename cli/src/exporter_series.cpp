@@ -4,6 +4,8 @@
 #include <map>
 #include <tuple>
 
+#include "pglock_cli/text.hpp"
+
 namespace pglock::cli {
 
 namespace {
@@ -69,6 +71,7 @@ std::size_t cap_series(std::vector<LockSeries>& all, std::size_t cap, const char
     for (std::size_t i = 0; i < kept; ++i) out.push_back(std::move(all[i]));
     if (kept == all.size()) return 0;
     LockSeries folded;
+    folded.kind = fold_name == other_name ? LockSeries::Kind::other : LockSeries::Kind::unknown;
     folded.name = fold_name;
     for (std::size_t i = kept; i < all.size(); ++i) fold_into(folded, all[i]);
     out.push_back(std::move(folded));
@@ -103,6 +106,7 @@ ServerSeries summarize(const monitor::Snapshot& snapshot, const Catalog& catalog
             continue;
         }
         ++out.unknown_keys;
+        s.kind = LockSeries::Kind::unknown;
         s.name = unknown_name;
         s.key = lock.form == monitor::KeyForm::bigint
                     ? std::to_string(lock.key)
@@ -114,9 +118,19 @@ ServerSeries summarize(const monitor::Snapshot& snapshot, const Catalog& catalog
     for (auto& [name, s] : named) by_name.push_back(std::move(s));
     out.folded_names = cap_series(by_name, limits.max_names, other_name, out.locks);
     out.folded_unknown_keys = cap_series(unknown, limits.max_unknown_keys, unknown_name, out.locks);
-    std::sort(out.locks.begin(), out.locks.end(),
-              [](const LockSeries& a, const LockSeries& b) { return std::tie(a.name, a.key) < std::tie(b.name, b.key); });
+    std::sort(out.locks.begin(), out.locks.end(), [](const LockSeries& a, const LockSeries& b) {
+        return std::tie(a.name, a.key, a.kind) < std::tie(b.name, b.key, b.kind);
+    });
     return out;
+}
+
+std::string name_label(const std::string& name) {
+    const bool as_is = is_display_safe(name) && !name.starts_with("hex:") && name != unknown_name && name != other_name;
+    return as_is ? name : "hex:" + hex_bytes(name);
+}
+
+std::string name_label(const LockSeries& series) {
+    return series.kind == LockSeries::Kind::named ? name_label(series.name) : series.name;
 }
 
 }  // namespace pglock::cli

@@ -26,7 +26,9 @@ inline constexpr const char* unknown_name = "(unknown)";
 inline constexpr const char* other_name = "(other)";
 
 struct LockSeries {
-    std::string name;  // a lock name, unknown_name or other_name
+    enum class Kind { named, unknown, other };
+    Kind kind = Kind::named;  // a lock name, or one of the two series without one
+    std::string name;  // the lock name; unknown_name or other_name for the other kinds
     std::string key;   // an unknown lock's key within the cap ("-42", or "1,2" for an int4 pair); else ""
     std::size_t locks = 0;  // how many locks the series stands for (more than one only when folded)
     std::size_t holders = 0;
@@ -44,6 +46,15 @@ struct ServerSeries {
     std::size_t folded_names = 0;   // named locks counted in "(other)" because of max_names
     std::size_t folded_unknown_keys = 0;  // unknown locks counted in "(unknown)" without a key
 };
+
+// A series' `name` label. A lock name goes as it is when it is valid UTF-8 (Prometheus refuses
+// a whole scrape with a label that is not) and cannot be taken for anything else; otherwise it
+// is "hex:" and its bytes in lowercase hex (hex_bytes, as `key --json` gives name_hex). So a name that is
+// not UTF-8, one that starts with "hex:" and the names "(other)" and "(unknown)" are all written
+// in hex, and no two series ever share a label: a label that starts with "hex:" is always an
+// encoding, "(other)" and "(unknown)" are always the folded series.
+std::string name_label(const LockSeries& series);
+std::string name_label(const std::string& lock_name);
 
 // `holds` and `waits` must have been updated with `snapshot`: they give when each hold was first
 // seen and when waits began on servers older than PostgreSQL 14 (which have no waitstart).

@@ -3,38 +3,37 @@
 //
 // It polls on scrape, with the same monitor poll as lockscope and `pglock status`, and answers
 // from a cache while the last poll is younger than --min-interval: however many Prometheus
-// replicas scrape, a server sees at most one poll per interval. The HTTP side is civetweb, the
-// server prometheus-cpp's own Exposer runs on, used directly because /probe needs the query
-// string, which the Exposer does not pass on; the exposition is written by prometheus-cpp.
-#include <civetweb.h>
+// replicas scrape, a server sees at most one poll per interval. Each target polls on a thread of
+// its own (exporter_target.hpp); the HTTP side is one event loop (http_server.hpp), so neither a
+// slow server nor a slow client holds back anyone else. The exposition is written by
+// prometheus-cpp's serializer.
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
 
+#include "basic_auth.hpp"
 #include "catalog_file.hpp"
 #include "exporter_config.hpp"
 #include "exporter_render.hpp"
 #include "exporter_series.hpp"
+#include "exporter_target.hpp"
+#include "http_request.hpp"
+#include "http_server.hpp"
+#include "http_tls.hpp"
 #include "metrics_server.hpp"
-#include "pglock/sleep.hpp"
-#include "pglock/duration_text.hpp"
 #include "pglock/conninfo.hpp"
-#include "pglock/conninfo_secrets.hpp"
-#include "pglock/error.hpp"
-#include "pglock/monitor.hpp"
-#include "pglock/session.hpp"
-#include "pglock_cli/connection.hpp"
+#include "pglock/duration_text.hpp"
+#include "pglock/sleep.hpp"
 #include "pglock_cli/duration.hpp"
 #include "pglock_cli/exit_codes.hpp"
 #include "pglock_cli/text.hpp"
 #include "signals.hpp"
 #include "verbs.hpp"
+#include "web_config.hpp"
 
 namespace pglock::cli {
 
@@ -46,8 +45,13 @@ struct ExporterOptions {
     std::string listen;
     std::string config;
     std::string catalog;
+    std::string web_config;
     std::string min_interval = "5s";
     std::string poll_timeout = "5s";
+    std::string header_timeout = "5s";
+    std::string write_timeout = "10s";
+    std::size_t max_connections = 512;
+    std::size_t max_connections_per_client = 0;  // 0: 16, or 2 per target when that is more
     SeriesLimits limits;
 };
 
@@ -60,197 +64,104 @@ std::chrono::nanoseconds duration_in(const std::string& text, const char* option
     return *d;
 }
 
-// One server: its monitoring session, its hold/wait trackers and the last answer. Scrapes of one
-// target take turns on the mutex, so replicas scraping together cause one poll, not several.
-class Target {
-public:
-    Target(ExporterTarget config, const Catalog& catalog, const SeriesLimits& limits,
-           std::chrono::nanoseconds min_interval, std::chrono::nanoseconds poll_timeout)
-        : config_(std::move(config)), catalog_(catalog), limits_(limits), min_interval_(min_interval),
-          poll_timeout_(poll_timeout) {
-        pool_ = pool_options_for(config_.conninfo, 1);
-        if (pool_.connect_timeout > poll_timeout_)
-            pool_.connect_timeout = std::chrono::duration_cast<decltype(pool_.connect_timeout)>(poll_timeout_);
-    }
-
-    const std::string& name() const { return config_.name; }
-
-    std::string scrape(std::stop_token stop) {
-        std::lock_guard lock(mutex_);
-        ++report_.scrapes;
-        const auto now = Clock::now();
-        if (!last_poll_ || now - *last_poll_ >= min_interval_) poll(std::move(stop));
-        return render_target(report_);
-    }
-
-    TargetCounters counters() {
-        std::lock_guard lock(mutex_);
-        return {config_.name, report_.polls, report_.poll_errors, report_.scrapes};
-    }
-
-private:
-    void poll(std::stop_token stop) {
-        const auto start = Clock::now();
-        last_poll_ = start;
-        ++report_.polls;
-        try {
-            const Context ctx{stop, start + poll_timeout_};
-            if (!session_) {
-                const Context connect_ctx{stop, start + pool_.connect_timeout};
-                session_.emplace(monitor::connect_session(config_.conninfo, connect_ctx, {}, pool_.keepalive));
-            }
-            const monitor::Snapshot snapshot = monitor::poll(*session_, ctx);
-            holds_.update(snapshot);
-            holds_.take_finished();
-            waits_.update(snapshot);
-            waits_.take_finished();
-            last_server_now_ = snapshot.server_now;
-            report_.series = summarize(snapshot, catalog_, holds_, waits_, limits_);
-            report_.up = true;
-            report_.in_recovery = snapshot.in_recovery;
-            report_.poll_seconds = snapshot.latency_ms / 1000.0;
-            if (!last_error_.empty()) std::cerr << "pglock: exporter: target " << config_.name << ": up again" << std::endl;
-            last_error_.clear();
-        } catch (const Error& e) {
-            report_.up = false;
-            report_.series.reset();
-            report_.poll_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-            ++report_.poll_errors;
-            // The holds and waits we knew of may have ended while nobody could look.
-            if (last_server_now_ > 0) {
-                holds_.close_all(last_server_now_);
-                holds_.take_finished();
-                waits_.close_all(last_server_now_);
-                waits_.take_finished();
-            }
-            if (session_ && !session_->ok()) session_.reset();
-            // Once per change of complaint, not once per scrape.
-            const std::string message = display_line(redact_secrets(e.what(), config_.conninfo));
-            if (message != last_error_)
-                std::cerr << "pglock: exporter: target " << config_.name << ": poll failed: " << message << std::endl;
-            last_error_ = message;
-        }
-    }
-
-    const ExporterTarget config_;
-    const Catalog& catalog_;
-    const SeriesLimits limits_;
-    const std::chrono::nanoseconds min_interval_, poll_timeout_;
-    PoolOptions pool_;
-
-    std::mutex mutex_;
-    std::optional<Session> session_;
-    monitor::HoldTracker holds_{0};  // finished holds are not reported: keep none
-    monitor::WaitTracker waits_{0};
-    double last_server_now_ = 0;
-    std::optional<Clock::time_point> last_poll_;
-    TargetReport report_;
-    std::string last_error_;
-};
-
-constexpr const char* exposition_type = "text/plain; version=0.0.4; charset=utf-8";
+HttpResponse text_page(int status, std::string body) {
+    HttpResponse r;
+    r.status = status;
+    r.body = std::move(body);
+    return r;
+}
 
 class Exporter {
 public:
-    Exporter(std::vector<std::unique_ptr<Target>> targets, bool fleet, std::stop_token stop)
-        : targets_(std::move(targets)), fleet_(fleet), stop_(std::move(stop)) {}
+    Exporter(std::vector<std::unique_ptr<Target>> targets, bool fleet) : targets_(std::move(targets)), fleet_(fleet) {}
 
-    int handle(mg_connection* conn) {
-        const mg_request_info* request = mg_get_request_info(conn);
-        const std::string uri = request->local_uri ? request->local_uri : "";
-        const std::string method = request->request_method ? request->request_method : "";
-        if (method != "GET" && method != "HEAD") return error(conn, 405, "only GET\n");
-        try {
-            if (uri == "/metrics") {
-                if (!fleet_) return ok(conn, exposition_type, targets_.front()->scrape(stop_));
-                std::vector<TargetCounters> counters;
-                for (const auto& t : targets_) counters.push_back(t->counters());
-                return ok(conn, exposition_type, render_exporter(counters));
-            }
-            if (uri == "/probe") return probe(conn, request->query_string);
-            if (uri == "/")
-                return ok(conn, "text/plain; charset=utf-8",
-                          fleet_ ? "pglock exporter: /probe?target=NAME (a target of the --config file), "
-                                   "/metrics (the exporter's own counters)\n"
-                                 : "pglock exporter: /metrics\n");
-            return error(conn, 404, "not found: try /metrics" + std::string(fleet_ ? " or /probe?target=NAME" : "") + "\n");
-        } catch (const std::exception& e) {
-            return error(conn, 500, std::string("pglock exporter: ") + display_line(e.what()) + "\n");
+    // On the HTTP loop's thread: answers at once, or hands the answer to a target.
+    void handle(const HttpRequest& request, const std::shared_ptr<HttpAnswer>& answer) {
+        // HEAD says what GET would, without its body and without polling.
+        const bool head = request.method == "HEAD";
+        if (request.path == "/metrics") {
+            if (fleet_) return answer->send(exporter_page());
+            if (head) return answer->send(exposition_head());
+            return targets_.front()->scrape(answer);
         }
+        if (request.path == "/probe") return probe(request.query, head, answer);
+        if (request.path == "/")
+            return answer->send(text_page(200, fleet_ ? "pglock exporter: /probe?target=NAME (a target of the --config "
+                                                        "file), /metrics (the exporter's own counters)\n"
+                                                      : "pglock exporter: /metrics\n"));
+        answer->send(text_page(404, "not found: try /metrics" + std::string(fleet_ ? " or /probe?target=NAME" : "") + "\n"));
     }
 
 private:
-    int probe(mg_connection* conn, const char* query) {
-        if (!fleet_) return error(conn, 404, "/probe needs --config FILE (its targets); this exporter serves /metrics\n");
-        const std::string q = query ? query : "";
-        char value[256];
-        const int n = q.empty() ? -1 : mg_get_var(q.data(), q.size(), "target", value, sizeof value);
-        if (n < 0 || value[0] == '\0') return error(conn, 400, "Target parameter is missing (/probe?target=NAME)\n");
+    void probe(const std::string& query, bool head, const std::shared_ptr<HttpAnswer>& answer) {
+        if (!fleet_)
+            return answer->send(text_page(404, "/probe needs --config FILE (its targets); this exporter serves /metrics\n"));
+        const QueryParameter target = query_parameter(query, "target");
+        if (!target.error.empty()) return answer->send(text_page(400, "Bad query: " + target.error + "\n"));
+        if (!target.value || target.value->empty())
+            return answer->send(text_page(400, "Target parameter is missing (/probe?target=NAME)\n"));
+        // Decoded whole: an encoded NUL, newline or anything else no name has is refused here,
+        // never read as the end of a name.
+        if (!valid_target_name(*target.value))
+            return answer->send(text_page(400, "Target parameter is not a target name (1-128 letters, digits, '.', "
+                                               "'_', '-')\n"));
         for (const auto& t : targets_) {
-            if (t->name() == value) return ok(conn, exposition_type, t->scrape(stop_));
+            if (t->name() != *target.value) continue;
+            if (head) return answer->send(exposition_head());
+            return t->scrape(answer);
         }
-        return error(conn, 400, "Unknown target \"" + display_line(value) + "\": not in the --config file\n");
+        answer->send(text_page(400, "Unknown target \"" + display_line(*target.value) + "\": not in the --config file\n"));
     }
 
-    static int ok(mg_connection* conn, const char* type, const std::string& body) {
-        mg_send_http_ok(conn, type, static_cast<long long>(body.size()));
-        mg_write(conn, body.data(), body.size());
-        return 200;
-    }
-    static int error(mg_connection* conn, int status, const std::string& body) {
-        mg_send_http_error(conn, status, "%s", body.c_str());
-        return status;
+    static HttpResponse exposition_head() {
+        HttpResponse r;
+        r.content_type = exposition_type;
+        return r;
     }
 
-    std::vector<std::unique_ptr<Target>> targets_;
+    HttpResponse exporter_page() const {
+        std::vector<TargetCounters> counters;
+        for (const auto& t : targets_) counters.push_back(t->counters());
+        HttpResponse r = exposition_head();
+        r.body = render_exporter(counters);
+        return r;
+    }
+
+    const std::vector<std::unique_ptr<Target>> targets_;
     const bool fleet_;
-    const std::stop_token stop_;
 };
 
-// civetweb's context: started listening, stopped (its worker threads joined) on destruction.
-class HttpServer {
-public:
-    HttpServer(const std::string& listen, Exporter& exporter) {
-        mg_init_library(0);
-        const char* options[] = {"listening_ports", listen.c_str(), "num_threads", "4", "request_timeout_ms", "30000",
-                                 nullptr};
-        mg_callbacks callbacks{};
-        ctx_ = mg_start(&callbacks, nullptr, options);
-        if (!ctx_) {
-            mg_exit_library();
-            throw std::runtime_error("cannot listen on " + listen + " (address in use or not local?)");
-        }
-        mg_set_request_handler(
-            ctx_, "/", [](mg_connection* conn, void* self) { return static_cast<Exporter*>(self)->handle(conn); },
-            &exporter);
-    }
-    ~HttpServer() {
-        mg_stop(ctx_);
-        mg_exit_library();
-    }
-    HttpServer(const HttpServer&) = delete;
-    HttpServer& operator=(const HttpServer&) = delete;
-
-    int port() const {
-        mg_server_port ports[4]{};
-        const int n = mg_get_server_ports(ctx_, 4, ports);
-        return n > 0 ? ports[0].port : 0;
-    }
-
-private:
-    mg_context* ctx_ = nullptr;
-};
+// Every connection the limits allow, each target's session and the process's own files must fit
+// under RLIMIT_NOFILE: raise the soft limit to what is needed (up to the hard one) or say why not.
+void reserve_descriptors(std::size_t connections, std::size_t targets) {
+    const rlim_t needed = static_cast<rlim_t>(connections + 4 * targets + 64);
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= needed) return;
+    if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < needed)
+        throw UsageError("exporter: --max-connections " + std::to_string(connections) + " needs " +
+                         std::to_string(needed) + " file descriptors, but the limit is " +
+                         std::to_string(limit.rlim_max) + " (ulimit -Hn)");
+    limit.rlim_cur = needed;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+}
 
 int run_exporter(const ExporterOptions& options, const GlobalOptions& global) {
-    SignalStop signals;  // before civetweb's threads: they inherit the blocked signals
+    SignalStop signals;  // before any thread: they inherit the blocked signals
 
     const auto host = split_listen_address(options.listen, "--listen").first;
     if (!options.config.empty() && !global.dsn.empty())
         throw UsageError("exporter: --dsn and --config exclude each other (put the server in the config file)");
     const auto min_interval = duration_in(options.min_interval, "--min-interval", 250ms, 10min);
     const auto poll_timeout = duration_in(options.poll_timeout, "--poll-timeout", 100ms, 60s);
+    HttpServerOptions http;
+    http.header_timeout = duration_in(options.header_timeout, "--header-timeout", 100ms, 5min);
+    http.write_timeout = duration_in(options.write_timeout, "--write-timeout", 100ms, 10min);
     if (options.limits.max_names > 100000 || options.limits.max_unknown_keys > 100000)
         throw UsageError("exporter: --max-names and --max-unknown-keys must be at most 100000");
+    if (options.max_connections < 1 || options.max_connections > 100000)
+        throw UsageError("exporter: --max-connections must be between 1 and 100000");
+    if (options.max_connections_per_client > 100000)
+        throw UsageError("exporter: --max-connections-per-client must be at most 100000");
 
     std::vector<ExporterTarget> configured;
     const bool fleet = !options.config.empty();
@@ -262,6 +173,20 @@ int run_exporter(const ExporterOptions& options, const GlobalOptions& global) {
             throw UsageError("invalid --dsn: " + one_line(*why));
         configured.push_back({"dsn", global.dsn});
     }
+    http.max_connections = options.max_connections;
+    // A Prometheus scrapes every target of a fleet from one address, two replicas may share one.
+    http.max_connections_per_client = options.max_connections_per_client
+                                          ? options.max_connections_per_client
+                                          : std::max<std::size_t>(16, 2 * configured.size());
+    reserve_descriptors(http.max_connections, configured.size());
+    if (!options.web_config.empty()) {
+        WebConfig web = load_web_config(options.web_config);
+        if (web.tls) http.tls = std::make_shared<TlsServer>(*web.tls, options.web_config);
+        if (!web.users.empty()) http.auth = std::make_shared<BasicAuth>(std::move(web.users));
+        http.headers = std::move(web.headers);
+        http.rate_limit = web.rate_limit;
+    }
+    const std::string scheme = http.tls ? "https://" : "http://";
     Catalog catalog;
     if (!options.catalog.empty()) {
         const auto on_signal = signals.exit_on_signal("reading the catalog " + options.catalog);
@@ -272,10 +197,11 @@ int run_exporter(const ExporterOptions& options, const GlobalOptions& global) {
     std::vector<std::unique_ptr<Target>> targets;
     for (ExporterTarget& t : configured)
         targets.push_back(std::make_unique<Target>(std::move(t), catalog, options.limits, min_interval, poll_timeout));
-    Exporter exporter(std::move(targets), fleet, signals.token());
-    HttpServer server(options.listen, exporter);
+    Exporter exporter(std::move(targets), fleet);
+    HttpServer server(options.listen, std::move(http),
+                      [&exporter](const HttpRequest& r, const std::shared_ptr<HttpAnswer>& a) { exporter.handle(r, a); });
 
-    const std::string where = "http://" + host + ":" + std::to_string(server.port());
+    const std::string where = scheme + host + ":" + std::to_string(server.port());
     say(std::cout, "pglock: exporter: serving " + where + (fleet ? "/probe?target=NAME" : "/metrics"));
 
     wait_for_stop(signals.token());
@@ -298,11 +224,15 @@ void register_exporter(CLI::App& app, const GlobalOptions& global, VerbRun& run)
     cmd->add_option("--catalog", options->catalog,
                     "names for known keys: a text file (one name per line) or a lockscope SQLite catalog")
         ->type_name("FILE");
+    cmd->add_option("--web-config-file", options->web_config,
+                    "TLS, client certificates and basic auth in Prometheus' web config format (YAML; as "
+                    "node_exporter's --web.config.file)")
+        ->type_name("FILE");
     cmd->add_option("--min-interval", options->min_interval,
                     "answer from the last poll while it is younger than this (default 5s, 250ms..10m)")
         ->type_name("DURATION");
     cmd->add_option("--poll-timeout", options->poll_timeout,
-                    "give up connecting or polling after this; the scrape then says pglock_up 0 (default 5s)")
+                    "answer pglock_up 0 when connecting and polling take longer than this (default 5s)")
         ->type_name("DURATION");
     cmd->add_option("--max-names", options->limits.max_names,
                     "named locks with a series of their own per server; more fold into name=\"(other)\" (default 1000)")
@@ -310,6 +240,18 @@ void register_exporter(CLI::App& app, const GlobalOptions& global, VerbRun& run)
     cmd->add_option("--max-unknown-keys", options->limits.max_unknown_keys,
                     "unknown locks labelled with their key per server; more fold into name=\"(unknown)\" (default 20)")
         ->type_name("N");
+    cmd->add_option("--max-connections", options->max_connections,
+                    "HTTP connections open at once; more are answered 503 and closed (default 512)")
+        ->type_name("N");
+    cmd->add_option("--max-connections-per-client", options->max_connections_per_client,
+                    "HTTP connections open at once from one client address (default 16, or 2 per target when more)")
+        ->type_name("N");
+    cmd->add_option("--header-timeout", options->header_timeout,
+                    "a client must send its request (and finish TLS) within this, or it is disconnected (default 5s)")
+        ->type_name("DURATION");
+    cmd->add_option("--write-timeout", options->write_timeout,
+                    "a client must read its answer within this, or it is disconnected (default 10s)")
+        ->type_name("DURATION");
     cmd->callback([options, &global, &run] { run = [options, &global] { return run_exporter(*options, global); }; });
 }
 

@@ -36,7 +36,7 @@ inline HttpReply http_request(quint16 port, const QByteArray& path) {
 class Exporter {
 public:
     explicit Exporter(QStringList args) : cli_(args << "--listen" << "127.0.0.1:0") {
-        const auto m = cli_.wait_stdout(QRegularExpression("exporter: serving http://127\\.0\\.0\\.1:(\\d+)/"));
+        const auto m = cli_.wait_stdout(QRegularExpression("exporter: serving https?://127\\.0\\.0\\.1:(\\d+)/"));
         if (!m.hasMatch())
             throw std::runtime_error("exporter did not start: " + cli_.err().toStdString() + cli_.out().toStdString());
         port_ = quint16(m.captured(1).toUInt());

@@ -50,6 +50,15 @@ private slots:
             << QStringList{"exporter", "--listen", "127.0.0.1:0", "--config", "/nonexistent/targets"} << "cannot be read";
         QTest::newRow("cap too big")
             << QStringList{"exporter", "--listen", "127.0.0.1:0", "--max-names", "1000000"} << "at most 100000";
+        QTest::newRow("header timeout too short")
+            << QStringList{"exporter", "--listen", "127.0.0.1:0", "--header-timeout", "10ms"} << "--header-timeout";
+        QTest::newRow("write timeout not a duration")
+            << QStringList{"exporter", "--listen", "127.0.0.1:0", "--write-timeout", "soon"} << "--write-timeout";
+        QTest::newRow("no connections")
+            << QStringList{"exporter", "--listen", "127.0.0.1:0", "--max-connections", "0"} << "between 1 and 100000";
+        QTest::newRow("missing web config")
+            << QStringList{"exporter", "--listen", "127.0.0.1:0", "--web-config-file", "/nonexistent/web.yml"}
+            << "--web-config-file /nonexistent/web.yml: cannot be read";
     }
     void bad_flags_exit_2() {
         QFETCH(QStringList, args);
@@ -156,6 +165,48 @@ private slots:
         HttpReply page;
         QVERIFY(eventually([&] { return sample((page = exporter.get("/metrics")).body, series) == 1.0; }, 15000));
         QVERIFY2(!page.body.contains('\x1b') && !page.body.contains("\xe2\x80\xae"), page.body.toHex().constData());
+        const auto [code, out] = promtool({"check", "metrics"}, page.body);
+        QVERIFY2(code == 0, out.constData());
+    }
+
+    // Every name has a series of its own: a name that is not UTF-8 is written as hex, and so is
+    // every name that could be mistaken for such an encoding or for a folded series ("hex:...",
+    // "(other)", "(unknown)"), so two locks never share a series.
+    void names_never_share_a_series() {
+        const QString tag = QString::number(QCoreApplication::applicationPid());
+        const QByteArray invalid = "bad\xff" "utf8-" + tag.toUtf8();                     // not UTF-8
+        const QByteArray lookalike = "hex:" + invalid.toHex();                           // valid, its old label
+        const QByteArray hex_prefixed = "hex:plain-" + tag.toUtf8();                     // valid, starts with hex:
+        const QByteArray plain = "plain-" + tag.toUtf8();
+        // The catalog is core's name list: \xff is the escape of a byte that is not UTF-8.
+        QByteArray catalog = "bad\\xffutf8-" + tag.toUtf8() + "\n" + lookalike + "\n" + hex_prefixed + "\n" + plain +
+                             "\n(other)\n(unknown)\n";
+        QTemporaryDir dir;
+        const QString catalog_path = write_file(dir, "catalog.txt", catalog);
+        RawConn holder(dsn());
+        for (const QByteArray& name : {invalid, lookalike, hex_prefixed, plain, QByteArray("(other)"), QByteArray("(unknown)")})
+            holder.lock(pglock::key_of(name.toStdString()));
+
+        Exporter exporter({"exporter", "--dsn", dsn(), "--catalog", catalog_path});
+        const HttpReply page = exporter.get("/metrics");
+        QCOMPARE(page.status, 200);
+        const auto series = [&](const QByteArray& label) { return "pglock_lock_holders{name=\"" + label + "\"}"; };
+        // No label twice in the page, and nothing our names could have folded into.
+        const auto holders = samples_of(page.body, "pglock_lock_holders");
+        QSet<QByteArray> labels;
+        for (const QByteArray& line : holders) {
+            const QByteArray label = line.left(line.lastIndexOf(' '));
+            QVERIFY2(!labels.contains(label), ("two series " + label).constData());
+            labels.insert(label);
+        }
+        QVERIFY(!labels.contains(series("(other)")));
+        // Each lock its own series, under its documented label.
+        QCOMPARE(sample(page.body, series("hex:" + invalid.toHex())), 1.0);
+        QCOMPARE(sample(page.body, series("hex:" + lookalike.toHex())), 1.0);
+        QCOMPARE(sample(page.body, series("hex:" + hex_prefixed.toHex())), 1.0);
+        QCOMPARE(sample(page.body, series(plain)), 1.0);
+        QCOMPARE(sample(page.body, series("hex:" + QByteArray("(other)").toHex())), 1.0);
+        QCOMPARE(sample(page.body, series("hex:" + QByteArray("(unknown)").toHex())), 1.0);
         const auto [code, out] = promtool({"check", "metrics"}, page.body);
         QVERIFY2(code == 0, out.constData());
     }

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -86,6 +87,7 @@ struct TcpRelay::Pair {
     int upstream = -1;
     std::string to_upstream;  // read from the client, not yet written upstream
     std::string to_client;
+    std::optional<std::size_t> to_client_budget;  // stall_replies_after(): bytes it may still pass
 
     ~Pair() {
         if (client >= 0) ::close(client);
@@ -192,10 +194,19 @@ void TcpRelay::freeze() {
     wake();
 }
 
+void TcpRelay::stall_replies_after(std::size_t bytes) {
+    std::lock_guard lock(mutex_);
+    stall_after_ = bytes;
+    for (auto& p : pairs_) p->to_client_budget = bytes;
+    wake();
+}
+
 void TcpRelay::resume() {
     std::lock_guard lock(mutex_);
     set_loopback(true);
     frozen_ = false;
+    stall_after_.reset();
+    for (auto& p : pairs_) p->to_client_budget.reset();
     wake();
 }
 
@@ -274,6 +285,7 @@ void TcpRelay::accept_one() {
     auto pair = std::make_unique<Pair>();
     pair->client = client;
     pair->upstream = upstream;
+    pair->to_client_budget = stall_after_;
     pairs_.push_back(std::move(pair));
     ++accepted_;
 }
@@ -295,12 +307,16 @@ bool read_into(int from, std::string& buffer) {
     }
 }
 
-// Writes what it can of `buffer` to `to`; false on an error.
-bool write_from(int to, std::string& buffer) {
+// Writes what it can of `buffer` to `to`, at most *budget bytes when there is a budget (which it
+// counts down); false on an error.
+bool write_from(int to, std::string& buffer, std::optional<std::size_t>* budget = nullptr) {
     while (!buffer.empty()) {
-        const ssize_t n = ::send(to, buffer.data(), buffer.size(), MSG_NOSIGNAL);
+        const std::size_t allowed = budget && *budget ? std::min(buffer.size(), **budget) : buffer.size();
+        if (allowed == 0) return true;
+        const ssize_t n = ::send(to, buffer.data(), allowed, MSG_NOSIGNAL);
         if (n > 0) {
             buffer.erase(0, static_cast<std::size_t>(n));
+            if (budget && *budget) **budget -= static_cast<std::size_t>(n);
             continue;
         }
         return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
@@ -326,9 +342,11 @@ void TcpRelay::loop() {
                 fds.push_back({listen_fd_, POLLIN, 0});
                 owners.push_back(nullptr);
                 for (auto& p : pairs_) {
-                    // Read a side only when what it sent before is gone: bounded buffers.
+                    // Read a side only when what it sent before is gone: bounded buffers. A stalled
+                    // pair's bytes for the client wait in to_client, which stops reading upstream.
+                    const bool client_writable = !p->to_client.empty() && p->to_client_budget != std::size_t{0};
                     const short c = static_cast<short>((p->to_upstream.empty() ? POLLIN : 0) |
-                                                       (p->to_client.empty() ? 0 : POLLOUT));
+                                                       (client_writable ? POLLOUT : 0));
                     const short u = static_cast<short>((p->to_client.empty() ? POLLIN : 0) |
                                                        (p->to_upstream.empty() ? 0 : POLLOUT));
                     fds.push_back({p->client, c, 0});
@@ -355,10 +373,12 @@ void TcpRelay::loop() {
             std::string& inbound = is_client ? p->to_upstream : p->to_client;
             std::string& outbound = is_client ? p->to_client : p->to_upstream;
             const int other = is_client ? p->upstream : p->client;
+            auto* inbound_budget = is_client ? nullptr : &p->to_client_budget;
+            auto* outbound_budget = is_client ? &p->to_client_budget : nullptr;
             bool ok = true;
             if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) ok = read_into(fds[i].fd, inbound) && ok;
-            ok = write_from(other, inbound) && ok;
-            if (fds[i].revents & POLLOUT) ok = write_from(fds[i].fd, outbound) && ok;
+            ok = write_from(other, inbound, inbound_budget) && ok;
+            if (fds[i].revents & POLLOUT) ok = write_from(fds[i].fd, outbound, outbound_budget) && ok;
             if (!ok) broken.push_back(p);
         }
         // A side that ended (EOF or error) ends the pair: libpq and the server then see a close.

@@ -2,7 +2,10 @@
 // 127.0.0.1 (an ephemeral port) and forwards every connection to the server, and on command
 //   freeze()  stops forwarding both ways while every socket stays open: a cut network, no RST;
 //   drop()    closes every connection with an RST (a reset, a crashed middlebox);
-//   resume()  forwards (and accepts) again after a freeze.
+//   stall_replies_after(n)  lets every connection, open or new, pass n more bytes from the server
+//             and then none, while the client's bytes still reach the server: a server that stops
+//             in the middle of a result (and whose cancel requests still arrive);
+//   resume()  forwards (and accepts) again after a freeze or a stall.
 //
 // A relay in user space cannot make a true silent cut on its own: the kernel under its sockets
 // keeps acknowledging whatever arrives, keepalive probes included, so a frozen relay looks like a
@@ -17,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,7 +58,9 @@ public:
     void freeze();
     // Closes every relayed connection, both sides, with an RST; new connections are still taken.
     void drop();
-    // Undoes freeze(): loopback up, forwarding and accepting again.
+    // From now on each connection forwards at most `bytes` more bytes towards the client.
+    void stall_replies_after(std::size_t bytes);
+    // Undoes freeze() and stall_replies_after(): loopback up, forwarding and accepting again.
     void resume();
 
     std::size_t open_connections() const;
@@ -78,6 +84,7 @@ private:
     mutable std::mutex mutex_;
     std::vector<std::unique_ptr<Pair>> pairs_;  // under mutex_
     std::uint64_t epoch_ = 0;                   // under mutex_; drop() makes the poll set stale
+    std::optional<std::size_t> stall_after_;    // under mutex_; what a new connection may still pass
     std::thread thread_;
 };
 

@@ -20,57 +20,20 @@
 #include "pglock/pool.hpp"
 #include "poller/poller.hpp"
 #include "stores/profile_store.hpp"
+#include "test_pki.hpp"
 
 using namespace lockscope;
 using pglock::test::OwnCluster;
 using pglock::test::PgConn;
-using pglock::test::run_program;
 
 namespace {
 
 constexpr int kWaitMs = 15000;
 
-const char* const kOpensslConfig = R"([req]
-distinguished_name = dn
-prompt = no
-[dn]
-CN = pglock test CA
-[ca]
-basicConstraints = critical, CA:TRUE
-keyUsage = critical, keyCertSign, cRLSign
-subjectKeyIdentifier = hash
-[server]
-basicConstraints = CA:FALSE
-keyUsage = critical, digitalSignature, keyEncipherment
-extendedKeyUsage = serverAuth
-subjectAltName = DNS:localhost
-)";
-
 std::string readFile(const QString& path) {
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly)) throw std::runtime_error("cannot read " + path.toStdString());
     return f.readAll().toStdString();
-}
-
-// A self-signed CA: NAME.key and NAME.crt in dir.
-void makeCa(const QString& dir, const QString& name) {
-    run_program(QStringLiteral("openssl"),
-                {"req", "-x509", "-new", "-nodes", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-keyout",
-                 name + ".key", "-out", name + ".crt", "-days", "2", "-config", "openssl.cnf", "-extensions", "ca", "-subj",
-                 "/CN=pglock test " + name},
-                dir);
-}
-
-// server.key and server.crt for CN and SAN "localhost", signed by ca.
-void makeServerCert(const QString& dir, const QString& ca) {
-    run_program(QStringLiteral("openssl"),
-                {"req", "-new", "-nodes", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-keyout",
-                 "server.key", "-out", "server.csr", "-config", "openssl.cnf", "-subj", "/CN=localhost"},
-                dir);
-    run_program(QStringLiteral("openssl"),
-                {"x509", "-req", "-in", "server.csr", "-CA", ca + ".crt", "-CAkey", ca + ".key", "-set_serial", "2", "-days",
-                 "2", "-extfile", "openssl.cnf", "-extensions", "server", "-out", "server.crt"},
-                dir);
 }
 
 QByteArray uniqueName(const char* what) {
@@ -106,13 +69,10 @@ private slots:
     void initTestCase() {
         QVERIFY(pki_.isValid());
         try {
-            QFile cnf(pki_.filePath(QStringLiteral("openssl.cnf")));
-            QVERIFY(cnf.open(QIODevice::WriteOnly));
-            cnf.write(kOpensslConfig);
-            cnf.close();
-            makeCa(pki_.path(), QStringLiteral("ca"));
-            makeCa(pki_.path(), QStringLiteral("wrong-ca"));  // a CA that signed nothing of this server's
-            makeServerCert(pki_.path(), QStringLiteral("ca"));
+            pglock::test::write_pki_config(pki_.path());
+            pglock::test::make_ca(pki_.path(), QStringLiteral("ca"));
+            pglock::test::make_ca(pki_.path(), QStringLiteral("wrong-ca"));  // a CA that signed nothing of this server's
+            pglock::test::make_server_cert(pki_.path(), QStringLiteral("ca"));
 
             cluster_ = std::make_unique<OwnCluster>();
             cluster_->write_data_file("server.crt", readFile(pki_.filePath(QStringLiteral("server.crt"))), 0644);
